@@ -10,17 +10,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 from importlib import resources
-from typing import Any
-
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from gpuplane.core.errors import InputError
 from gpuplane.core.ids import GpuModelName
 from gpuplane.core.units import pcie_gbps
+from gpuplane.core.yamlio import validate_yaml
 
-FAMILIES = ("volta", "turing", "ampere", "ada-lovelace", "hopper", "blackwell")
+Family = Literal["volta", "turing", "ampere", "ada-lovelace", "hopper", "blackwell"]
 
 
 class _NvlinkSpec(BaseModel):
@@ -40,7 +39,7 @@ class _ModelSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     aliases: list[str] = []
     product_names: list[str] = Field(min_length=1)
-    family: str
+    family: Family
     compute_capability: tuple[int, int]
     memory_mib: int = Field(gt=0)
     num_sms: int = Field(gt=0)
@@ -122,10 +121,6 @@ def _norm(name: str) -> str:
 
 
 def _to_model(key: str, spec: _ModelSpec) -> GpuModel:
-    if spec.family not in FAMILIES:
-        raise InputError(
-            f"family {spec.family!r}", expected=f"one of {', '.join(FAMILIES)}"
-        )
     nv = spec.nvlink
     return GpuModel(
         name=GpuModelName(key),
@@ -164,13 +159,8 @@ class GpuCatalog:
                 self._index[norm] = key
 
     @classmethod
-    def from_mapping(cls, raw: Any, source: str = "gpus.yaml") -> GpuCatalog:
-        try:
-            spec = _CatalogSpec.model_validate(raw)
-        except ValidationError as err:
-            first = err.errors()[0]
-            field = ".".join(str(p) for p in first["loc"])
-            raise InputError(first["msg"], location=_loc(source, field)) from None
+    def from_yaml_text(cls, text: str, source: str) -> GpuCatalog:
+        spec = validate_yaml(_CatalogSpec, text, source)
         return cls({key: _to_model(key, m) for key, m in spec.models.items()})
 
     def names(self) -> list[str]:
@@ -190,16 +180,10 @@ class GpuCatalog:
         return model
 
 
-def _loc(source: str, field: str) -> Any:
-    from gpuplane.core.errors import Location
-
-    return Location(source=source, field=field)
-
-
 @lru_cache(maxsize=1)
 def default_catalog() -> GpuCatalog:
     text = resources.files("gpuplane.topology").joinpath("data/gpus.yaml").read_text("utf-8")
-    return GpuCatalog.from_mapping(yaml.safe_load(text), source="gpuplane/topology/data/gpus.yaml")
+    return GpuCatalog.from_yaml_text(text, source="gpuplane/topology/data/gpus.yaml")
 
 
 def get_gpu_model(name: str) -> GpuModel:

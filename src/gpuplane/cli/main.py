@@ -1,0 +1,71 @@
+"""The ``gpuplane`` entry point: the typer app and the error boundary.
+
+Every GpuplaneError (a user mistake or something missing on this machine) ends here as a
+one-paragraph message on stderr and exit code 2; click's own usage errors also exit with 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import click
+import typer
+from rich.markup import escape
+
+from gpuplane import __version__
+from gpuplane.cli.console import err
+from gpuplane.cli.demo import demo_command
+from gpuplane.cli.topo import topo_app
+from gpuplane.core.errors import GpuplaneError
+
+USER_ERROR_EXIT = 2
+
+app = typer.Typer(
+    name="gpuplane",
+    help="Simulate, plan and explain Kubernetes GPU clusters.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(topo_app, name="topo")
+app.command("demo")(demo_command)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"gpuplane {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """gpuplane: hardware topology, scheduling, slicing, serving and autoscaling for GPU clusters."""
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return its exit code (tests call this directly)."""
+    try:
+        result = app(args=list(argv) if argv is not None else None, prog_name="gpuplane",
+                     standalone_mode=False)
+    except GpuplaneError as exc:
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
+        return USER_ERROR_EXIT
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.Abort:
+        err.print("aborted")
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return USER_ERROR_EXIT
+    return result if isinstance(result, int) else 0
+
+
+def main() -> None:
+    sys.exit(run())
