@@ -44,10 +44,17 @@ def make_topology(
     )
     nics = tuple(Nic(index=NicIndex(i), name=f"mlx5_{i}") for i in range(num_nics))
     links = tuple(tuple(parse_link(c) for c in row) for row in labels)
-    bw = BandwidthModel(nvlink_gbps_per_link=gpu_model.nvlink_gbps_per_link, pcie_gbps=gpu_model.pcie_gbps)
+    bw = BandwidthModel(
+        nvlink_gbps_per_link=gpu_model.nvlink_gbps_per_link, pcie_gbps=gpu_model.pcie_gbps
+    )
     bandwidth = tuple(tuple(bw.for_link(c) for c in row) for row in links)
     return NodeTopology(
-        name=name, gpus=gpus, nics=nics, numa_nodes=numa_nodes, links=links, bandwidth_gbps=bandwidth
+        name=name,
+        gpus=gpus,
+        nics=nics,
+        numa_nodes=numa_nodes,
+        links=links,
+        bandwidth_gbps=bandwidth,
     )
 
 

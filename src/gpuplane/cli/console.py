@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from rich.console import Console
 
 out = Console(highlight=False, soft_wrap=False)
-err = Console(stderr=True, highlight=False)
+if not out.is_terminal and "COLUMNS" not in os.environ:
+    # Piped or captured output (make demo in CI, tests): rich would assume 80 columns and squeeze
+    # the tables; 120 keeps them readable in a log.
+    out.width = 120
+# Soft wrap: an error message stays one paragraph that the terminal wraps, so it can be grepped.
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_json(data: Any) -> None:

@@ -18,23 +18,46 @@ from gpuplane.topology.resolve import resolve_topology
 from gpuplane.twin.scenario import load_scenario, pool_topology_ref
 
 
+def _fabric(nvswitch: bool, islands: list[list[int]]) -> str:
+    if nvswitch:
+        return "NVSwitch"
+    if all(len(i) == 1 for i in islands):
+        return "none (PCIe)"
+    return f"mesh, {len(islands)} island{'s' if len(islands) > 1 else ''}"
+
+
 def _summary_table(summary: dict[str, Any]) -> Table:
-    table = Table(title=f"{summary['scenario']}: {summary['nodes']} nodes, {summary['gpus']} GPUs")
-    for col in ("pool", "nodes", "GPU", "fabric", "TP", "best GB/s", "0..k-1 GB/s", "worst GB/s"):
-        table.add_column(col)
+    """One row per pool; per TP size the best / worst ring bottleneck in GB/s per direction."""
+    sizes = sorted({r["size"] for p in summary["pools"] for r in p["tensor_parallel"]})
+    table = Table(
+        title=f"{summary['scenario']}: {summary['nodes']} nodes, {summary['gpus']} GPUs",
+        caption="TPk: best / worst ring bottleneck over k GPUs of one node, GB/s per direction",
+    )
+    table.add_column("pool", no_wrap=True)
+    table.add_column("nodes", justify="right")
+    table.add_column("GPUs/node", no_wrap=True)
+    table.add_column("NVLink", no_wrap=True)
+    for k in sizes:
+        table.add_column(f"TP{k}", justify="right", no_wrap=True)
     for p in summary["pools"]:
-        fabric = "NVSwitch" if p["nvswitch"] else f"{len(p['nvlink_islands'])} island(s)"
-        for i, row in enumerate(p["tensor_parallel"]):
-            head = [p["name"], str(p["nodes"]), f"{p['gpus_per_node']}x {', '.join(p['gpu_models'])}",
-                    fabric] if i == 0 else ["", "", "", ""]
-            table.add_row(*head, str(row["size"]), f"{row['best_bottleneck_gbps']:g}",
-                          f"{row['naive_bottleneck_gbps']:g}", f"{row['worst_bottleneck_gbps']:g}")
+        by_size = {r["size"]: r for r in p["tensor_parallel"]}
+        cells = [
+            f"{by_size[k]['best_bottleneck_gbps']:.4g} / {by_size[k]['worst_bottleneck_gbps']:.4g}"
+            if k in by_size
+            else "-"
+            for k in sizes
+        ]
+        model = ", ".join(p["gpu_models"])
+        fabric = _fabric(p["nvswitch"], p["nvlink_islands"])
+        table.add_row(p["name"], str(p["nodes"]), f"{p['gpus_per_node']}x {model}", fabric, *cells)
     return table
 
 
 def demo_command(
     scenario_path: Annotated[Path, typer.Argument(metavar="SCENARIO", help="Scenario YAML file.")],
-    out_dir: Annotated[Path, typer.Option("--out", help="Directory for the report.")] = Path("out/demo"),
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for the report.")] = Path(
+        "out/demo"
+    ),
 ) -> None:
     """Run the main job on SCENARIO: print a summary and write a report to --out."""
     scenario = load_scenario(scenario_path)

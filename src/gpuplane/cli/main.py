@@ -9,7 +9,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-import click
 import typer
 from rich.markup import escape
 
@@ -45,26 +44,24 @@ def _root(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
-    """gpuplane: hardware topology, scheduling, slicing, serving and autoscaling for GPU clusters."""
+    """gpuplane: topology, scheduling, slicing, serving and autoscaling for GPU clusters."""
 
 
 def run(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI and return its exit code (tests call this directly)."""
+    """Run the CLI and return its exit code (tests call this directly).
+
+    click (vendored by typer) handles its own usage errors in standalone mode: it prints them and
+    exits with 2. Our own errors propagate (pretty exceptions are off) and are printed here.
+    """
     try:
-        result = app(args=list(argv) if argv is not None else None, prog_name="gpuplane",
-                     standalone_mode=False)
+        app(args=list(argv) if argv is not None else None, prog_name="gpuplane")
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
     except GpuplaneError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
         return USER_ERROR_EXIT
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.exceptions.Abort:
-        err.print("aborted")
-        return 130
-    except click.ClickException as exc:
-        exc.show()
-        return USER_ERROR_EXIT
-    return result if isinstance(result, int) else 0
+    return 0
 
 
 def main() -> None:

@@ -1,8 +1,8 @@
-"""``gpuplane topo``: node hardware presets, pictures, GFD labels, NodeResourceTopology, discovery."""
+"""``gpuplane topo``: hardware presets, pictures, GFD labels, NodeResourceTopology, discovery."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -43,19 +43,21 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a p
 @topo_app.command("presets")
 def presets_command(json_out: JsonOpt = False) -> None:
     """List the built-in node hardware presets."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in preset_names():
         topo = load_preset(name)
-        rows.append({
-            "name": name,
-            "machine": topo.machine,
-            "gpus": topo.num_gpus,
-            "gpu_models": list(topo.gpu_models),
-            "nvswitch": topo.nvswitch,
-            "nics": len(topo.nics),
-            "cpu_numa_nodes": len(topo.cpu_numa_nodes()),
-            "description": topo.description,
-        })
+        rows.append(
+            {
+                "name": name,
+                "machine": topo.machine,
+                "gpus": topo.num_gpus,
+                "gpu_models": list(topo.gpu_models),
+                "nvswitch": topo.nvswitch,
+                "nics": len(topo.nics),
+                "cpu_numa_nodes": len(topo.cpu_numa_nodes()),
+                "description": topo.description,
+            }
+        )
     if json_out:
         print_json(rows)
         return
@@ -63,9 +65,15 @@ def presets_command(json_out: JsonOpt = False) -> None:
     for col in ("name", "GPUs", "model", "NVLink", "NICs", "NUMA", "description"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r["name"], str(r["gpus"]), ", ".join(r["gpu_models"]),
-                      "NVSwitch" if r["nvswitch"] else "mesh/none", str(r["nics"]),
-                      str(r["cpu_numa_nodes"]), str(r["description"]))
+        table.add_row(
+            r["name"],
+            str(r["gpus"]),
+            ", ".join(r["gpu_models"]),
+            "NVSwitch" if r["nvswitch"] else "mesh/none",
+            str(r["nics"]),
+            str(r["cpu_numa_nodes"]),
+            str(r["description"]),
+        )
     out.print(table)
 
 
@@ -98,8 +106,12 @@ def labels_command(
 def nrt_command(
     ref: RefArg,
     gpu_model: GpuModelOpt = None,
-    node_name: Annotated[str | None, typer.Option(help="metadata.name (default: the topology name).")] = None,
-    policy: Annotated[str, typer.Option(help="kubelet --topology-manager-policy.")] = "single-numa-node",
+    node_name: Annotated[
+        str | None, typer.Option(help="metadata.name (default: the topology name).")
+    ] = None,
+    policy: Annotated[
+        str, typer.Option(help="kubelet --topology-manager-policy.")
+    ] = "single-numa-node",
     scope: Annotated[str, typer.Option(help="kubelet --topology-manager-scope.")] = "container",
 ) -> None:
     """Print the NodeResourceTopology (topology.node.k8s.io/v1alpha2) object as YAML."""
@@ -112,12 +124,16 @@ def _parse_gpu_list(text: str, num_gpus: int) -> list[int]:
     try:
         gpus = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise InputError(f"--gpus {text!r} is not a list of GPU indices",
-                         expected="comma-separated integers like 0,1,2,3") from None
+        raise InputError(
+            f"--gpus {text!r} is not a list of GPU indices",
+            expected="comma-separated integers like 0,1,2,3",
+        ) from None
     bad = [g for g in gpus if not 0 <= g < num_gpus]
     if bad or len(set(gpus)) != len(gpus) or not gpus:
-        raise InputError(f"--gpus {text!r} names a GPU twice, none, or one the node lacks",
-                         expected=f"distinct indices in 0..{num_gpus - 1}")
+        raise InputError(
+            f"--gpus {text!r} names a GPU twice, none, or one the node lacks",
+            expected=f"distinct indices in 0..{num_gpus - 1}",
+        )
     return gpus
 
 
@@ -125,7 +141,9 @@ def _parse_gpu_list(text: str, num_gpus: int) -> list[int]:
 def ring_command(
     ref: RefArg,
     gpus: Annotated[str, typer.Option(help="GPU indices, e.g. 0,1,2,3.")],
-    message_mib: Annotated[float, typer.Option(min=0.0, help="All-reduce size per GPU in MiB.")] = 64.0,
+    message_mib: Annotated[
+        float, typer.Option(min=0.0, help="All-reduce size per GPU in MiB.")
+    ] = 64.0,
     gpu_model: GpuModelOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -134,17 +152,26 @@ def ring_command(
     ring = best_ring(topo, _parse_gpu_list(gpus, topo.num_gpus))
     cost = ring_allreduce_cost(ring, int(message_mib * 1024 * 1024))
     data = {
-        "order": list(ring.order), "bottleneck_gbps": ring.bottleneck_gbps,
-        "total_gbps": ring.total_gbps, "exact": ring.exact, "message_bytes": cost.message_bytes,
-        "time_s": cost.time_s, "algbw_gbps": cost.algbw_gbps, "busbw_gbps": cost.busbw_gbps,
+        "order": list(ring.order),
+        "bottleneck_gbps": ring.bottleneck_gbps,
+        "total_gbps": ring.total_gbps,
+        "exact": ring.exact,
+        "message_bytes": cost.message_bytes,
+        "time_s": cost.time_s,
+        "algbw_gbps": cost.algbw_gbps,
+        "busbw_gbps": cost.busbw_gbps,
     }
     if json_out:
         print_json(data)
         return
-    out.print(f"ring {' -> '.join(map(str, ring.order))}: bottleneck {ring.bottleneck_gbps:g} GB/s "
-              f"per direction ({'exact' if ring.exact else 'heuristic'})")
-    out.print(f"all-reduce of {message_mib:g} MiB per GPU: {cost.time_s * 1e3:.3f} ms, "
-              f"algbw {cost.algbw_gbps:.1f} GB/s, busbw {cost.busbw_gbps:.1f} GB/s")
+    out.print(
+        f"ring {' -> '.join(map(str, ring.order))}: bottleneck {ring.bottleneck_gbps:g} GB/s "
+        f"per direction ({'exact' if ring.exact else 'heuristic'})"
+    )
+    out.print(
+        f"all-reduce of {message_mib:g} MiB per GPU: {cost.time_s * 1e3:.3f} ms, "
+        f"algbw {cost.algbw_gbps:.1f} GB/s, busbw {cost.busbw_gbps:.1f} GB/s"
+    )
 
 
 @topo_app.command("discover")

@@ -1,4 +1,4 @@
-"""Linux cpu-list syntax (``0-55,112-167``), as sysfs, ``taskset`` and ``nvidia-smi topo -m`` print it."""
+"""Linux cpu-list syntax (``0-55,112-167``) as sysfs and ``nvidia-smi topo -m`` print it."""
 
 from __future__ import annotations
 
@@ -25,7 +25,9 @@ def parse_cpu_list(text: str) -> tuple[int, ...]:
         lo = int(m.group(1))
         hi = int(m.group(2)) if m.group(2) is not None else lo
         if hi < lo:
-            raise InputError(f"range {part.strip()!r} in {text!r} runs backwards", expected="lo-hi with lo <= hi")
+            raise InputError(
+                f"range {part.strip()!r} in {text!r} runs backwards", expected="lo-hi with lo <= hi"
+            )
         ids.update(range(lo, hi + 1))
     return tuple(sorted(ids))
 

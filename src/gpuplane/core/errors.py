@@ -31,7 +31,9 @@ class Location:
 class InputError(GpuplaneError):
     """A user mistake in a file, flag or value: says where, what was found and what was expected."""
 
-    def __init__(self, problem: str, *, expected: str | None = None, location: Location | None = None):
+    def __init__(
+        self, problem: str, *, expected: str | None = None, location: Location | None = None
+    ):
         self.problem = problem
         self.expected = expected
         self.location = location or Location()

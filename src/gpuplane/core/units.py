@@ -34,7 +34,7 @@ def pcie_gbps(gen: int, width: int) -> float:
 
 
 def mib_to_bytes(mib: float) -> int:
-    return int(round(mib * MIB))
+    return round(mib * MIB)
 
 
 def bytes_to_mib(num_bytes: int) -> int:

@@ -37,7 +37,7 @@ def load_yaml(text: str, source: str) -> tuple[Any, dict[Path_, int]]:
     """Parse ``text``; return the data and a map from field path to 1-based line."""
     try:
         node = yaml.compose(text, Loader=_LineLoader)
-        data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
+        data = yaml.load(text, Loader=_LineLoader)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark
         line = mark.line + 1 if mark is not None else None
@@ -76,7 +76,9 @@ def line_of(lines: dict[Path_, int], loc: Path_) -> int | None:
 
 def _clean_loc(loc: tuple[Any, ...]) -> Path_:
     # pydantic inserts the union member / tag names into locations; keep only real path parts.
-    return tuple(p for p in loc if isinstance(p, int) or not str(p).startswith(("function-", "union[")))
+    return tuple(
+        p for p in loc if isinstance(p, int) or not str(p).startswith(("function-", "union["))
+    )
 
 
 def located_validation_error(
@@ -104,8 +106,11 @@ def validate_yaml(model: type[M], text: str, source: str) -> M:
     """Parse YAML ``text`` and validate it as ``model``; any mistake is a located InputError."""
     data, lines = load_yaml(text, source)
     if data is None:
-        raise InputError("the file is empty", expected=f"a {model.__name__} document",
-                         location=Location(source=source))
+        raise InputError(
+            "the file is empty",
+            expected=f"a {model.__name__} document",
+            location=Location(source=source),
+        )
     try:
         return model.model_validate(data)
     except ValidationError as err:

@@ -123,7 +123,8 @@ def _markdown(report: DemoReport, summary: dict[str, Any]) -> str:
         "",
         report.scenario.description.strip(),
         "",
-        f"{summary['nodes']} nodes, {summary['gpus']} GPUs, {summary['gpu_memory_tib']} TiB GPU memory.",
+        f"{summary['nodes']} nodes, {summary['gpus']} GPUs, "
+        f"{summary['gpu_memory_tib']} TiB GPU memory.",
         "",
         "## Node pools",
         "",
@@ -136,16 +137,22 @@ def _markdown(report: DemoReport, summary: dict[str, Any]) -> str:
             f"| {p['name']} | {p['nodes']} | {p['gpus_per_node']} | {', '.join(p['gpu_models'])} "
             f"| {fabric} | {p['nics_per_node']} | {p['cpu_numa_nodes']} |"
         )
-    lines += ["", "## Tensor-parallel groups inside one node", "",
-              "Bottleneck = slowest hop of the best ring over the GPU set, GB/s per direction; "
-              "all-reduce of 64 MiB per GPU.", "",
-              "| pool | TP | best set | best GB/s | GPUs 0..k-1 GB/s | worst set | worst GB/s "
-              "| 64 MiB all-reduce best / worst (ms) |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Tensor-parallel groups inside one node",
+        "",
+        "Bottleneck = slowest hop of the best ring over the GPU set, GB/s per direction; "
+        "all-reduce of 64 MiB per GPU.",
+        "",
+        "| pool | TP | best ring | best GB/s | GPUs 0..k-1 GB/s | worst ring | worst GB/s "
+        "| 64 MiB all-reduce best / worst (ms) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for p in summary["pools"]:
         for row in p["tensor_parallel"]:
             lines.append(
-                f"| {p['name']} | {row['size']} | {row['best_gpus']} | {row['best_bottleneck_gbps']:g} "
+                f"| {p['name']} | {row['size']} | {row['best_gpus']} "
+                f"| {row['best_bottleneck_gbps']:g} "
                 f"| {row['naive_bottleneck_gbps']:g} | {row['worst_gpus']} "
                 f"| {row['worst_bottleneck_gbps']:g} | {row['allreduce_64mib_best_ms']:.3f} / "
                 f"{row['allreduce_64mib_worst_ms']:.3f} |"
@@ -157,7 +164,7 @@ def _markdown(report: DemoReport, summary: dict[str, Any]) -> str:
 
 
 def write_demo(report: DemoReport, out_dir: Path) -> dict[str, Any]:
-    """Write summary.json, report.md and per-pool topology JSON and GFD labels; return the summary."""
+    """Write summary.json, report.md and per-pool topology JSON and labels; return the summary."""
     summary = summary_dict(report)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")

@@ -90,7 +90,9 @@ def hardware_tree(topo: NodeTopology) -> Tree:
         for nic in topo.nics:
             if nic.numa == node.id and (nic.parent is None or not topo.bridges):
                 branch.add(_nic_line(topo, nic.index))
-    loose = [c.index for c in topo.nics if c.numa is None and (c.parent is None or not topo.bridges)]
+    loose = [
+        c.index for c in topo.nics if c.numa is None and (c.parent is None or not topo.bridges)
+    ]
     if loose:
         branch = root.add(Text("NUMA unknown (SYS to every GPU)", style="bold"))
         for idx in loose:

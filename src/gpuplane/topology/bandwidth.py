@@ -18,10 +18,23 @@ from dataclasses import dataclass
 
 from gpuplane.topology.links import Link, LinkClass
 
-# Per direction, GB/s. Two-socket Xeons typically give 40-130 GB/s per direction between sockets
-# (shared/reference/topology.md); the low end is the default because GPU peer traffic across UPI
-# rarely reaches the nominal rate.
-DEFAULT_INTER_SOCKET_GBPS = 40.0
+# GPU peer-to-peer traffic between CPU sockets, per direction, GB/s, as NCCL's topology model
+# rates each CPU generation (NCCL src/graph/topo.h: BDW_QPI_BW 6, SKL_QPI_BW 10, SRP_QPI_BW 22,
+# ERP_QPI_BW 40, AMD_ZEN12_BW 16, AMD_ZEN34_BW 24, AMD_ZEN5_BW 32, ARM_BW 6). These sit well
+# below the nominal UPI/xGMI rates (shared/reference/topology.md: 40-130 GB/s) because peer
+# traffic through the CPU is chopped into small TLPs. A `topo -m` file does not name the CPU, so
+# the default is the Sapphire Rapids figure, the host CPU of most H100/H200 systems.
+INTER_SOCKET_GBPS_BY_CPU: dict[str, float] = {
+    "broadwell": 6.0,
+    "skylake": 10.0,
+    "sapphire-rapids": 22.0,
+    "emerald-rapids": 40.0,
+    "amd-zen1-2": 16.0,
+    "amd-zen3-4": 24.0,
+    "amd-zen5": 32.0,
+    "arm": 6.0,
+}
+DEFAULT_INTER_SOCKET_GBPS = INTER_SOCKET_GBPS_BY_CPU["sapphire-rapids"]
 
 
 @dataclass(frozen=True, slots=True)

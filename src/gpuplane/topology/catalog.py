@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
 from importlib import resources
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuplane.core.errors import InputError

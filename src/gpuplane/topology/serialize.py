@@ -64,7 +64,9 @@ def topology_to_dict(topo: NodeTopology) -> dict[str, Any]:
         ],
         "device_names": topo.device_names(),
         "links": topo.gpu_link_labels(),
-        "gpu_nic_links": [[topo.links[i][g + k].label for k in range(len(topo.nics))] for i in range(g)],
+        "gpu_nic_links": [
+            [topo.links[i][g + k].label for k in range(len(topo.nics))] for i in range(g)
+        ],
         "device_links": topo.link_labels(),
         "bandwidth_gbps": [list(row) for row in topo.bandwidth_gbps],
         "nvlink_islands": topo.nvlink_islands(),

@@ -31,11 +31,15 @@ class NodePool(BaseModel):
     """A group of identical nodes."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    name: str = Field(pattern=_DNS_LABEL, max_length=63, description="Pool name; nodes are <name>-<i>.")
-    preset: str | None = Field(default=None, description="A hardware preset (gpuplane topo presets).")
+    name: str = Field(
+        pattern=_DNS_LABEL, max_length=63, description="Pool name; nodes are <name>-<i>."
+    )
+    preset: str | None = Field(
+        default=None, description="A hardware preset (gpuplane topo presets)."
+    )
     topology_file: str | None = Field(
         default=None,
-        description="A hardware YAML or saved `nvidia-smi topo -m` output, relative to the scenario.",
+        description="Hardware YAML or saved `nvidia-smi topo -m` output, relative to the scenario.",
     )
     gpu_model: str | None = Field(default=None, description="GPU model for a topo -m file.")
     count: int = Field(ge=1, le=100_000, description="Number of nodes in the pool.")
@@ -68,11 +72,15 @@ def load_scenario(path: Path) -> Scenario:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InputError("file not found", expected="a scenario YAML file",
-                         location=Location(source=str(path))) from None
+        raise InputError(
+            "file not found", expected="a scenario YAML file", location=Location(source=str(path))
+        ) from None
     except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read the file ({err})", expected="a UTF-8 scenario YAML file",
-                         location=Location(source=str(path))) from None
+        raise InputError(
+            f"cannot read the file ({err})",
+            expected="a UTF-8 scenario YAML file",
+            location=Location(source=str(path)),
+        ) from None
     return validate_yaml(Scenario, text, str(path))
 
 

@@ -8,8 +8,11 @@ from gpuplane.core.units import pcie_gbps
 
 
 def test_input_error_renders_location_problem_and_expectation() -> None:
-    err = InputError("bad value 'x'", expected="an integer",
-                     location=Location(source="a.yaml", line=3, field="pools[0].count"))
+    err = InputError(
+        "bad value 'x'",
+        expected="an integer",
+        location=Location(source="a.yaml", line=3, field="pools[0].count"),
+    )
     assert str(err) == "a.yaml:3: pools[0].count: bad value 'x'; expected an integer"
     assert str(InputError("p").located("f.txt")) == "f.txt: p"
 

@@ -39,4 +39,6 @@ def test_valid_document() -> None:
 
 
 def test_field_path() -> None:
-    assert field_path(("workloads", 3, "spec", "containers", 0)) == "workloads[3].spec.containers[0]"
+    assert (
+        field_path(("workloads", 3, "spec", "containers", 0)) == "workloads[3].spec.containers[0]"
+    )

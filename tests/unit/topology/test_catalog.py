@@ -10,8 +10,19 @@ from gpuplane.topology.catalog import GpuCatalog, default_catalog, get_gpu_model
 
 SHARED = Path(__file__).resolve().parents[4] / "shared"
 
-REQUIRED = ["V100", "A100-40GB", "A100-80GB", "H100-80GB", "H100 NVL", "H200", "B200", "L40S",
-            "A10", "T4", "GH200"]
+REQUIRED = [
+    "V100",
+    "A100-40GB",
+    "A100-80GB",
+    "H100-80GB",
+    "H100 NVL",
+    "H200",
+    "B200",
+    "L40S",
+    "A10",
+    "T4",
+    "GH200",
+]
 
 
 @pytest.mark.parametrize("name", REQUIRED)
@@ -37,7 +48,7 @@ def test_lookup_by_product_name(name: str, key: str) -> None:
 
 
 def test_nvlink_figures_match_reference() -> None:
-    # shared/reference/topology.md: NVLink 3 = 12 x 50, NVLink 4 = 18 x 50, NVLink 5 = 18 x 100 (bidir)
+    # shared/reference/topology.md (bidir): NVLink 3 = 12 x 50, 4 = 18 x 50, 5 = 18 x 100
     assert get_gpu_model("A100-80GB").nvlink.total_gbps_bidir == 600  # type: ignore[union-attr]
     assert get_gpu_model("H100").nvlink.total_gbps_bidir == 900  # type: ignore[union-attr]
     assert get_gpu_model("B200").nvlink.total_gbps_bidir == 1800  # type: ignore[union-attr]

@@ -7,7 +7,9 @@ from hypothesis import strategies as st
 from gpuplane.topology.collective import best_ring, best_ring_bruteforce, ring_allreduce_cost
 from tests.factories import all_pairs, make_topology
 
-DGX1 = [row.split() for row in """\
+DGX1 = [
+    row.split()
+    for row in """\
 X NV1 NV1 NV2 NV2 SYS SYS SYS
 NV1 X NV2 NV1 SYS NV2 SYS SYS
 NV1 NV2 X NV2 SYS SYS NV1 SYS
@@ -15,7 +17,8 @@ NV2 NV1 NV2 X SYS SYS SYS NV1
 NV2 SYS SYS SYS X NV1 NV1 NV2
 SYS NV2 SYS SYS NV1 X NV2 NV1
 SYS SYS NV1 SYS NV1 NV2 X NV2
-SYS SYS SYS NV1 NV2 NV1 NV2 X""".splitlines()]
+SYS SYS SYS NV1 NV2 NV1 NV2 X""".splitlines()
+]
 
 
 def test_nvswitch_ring_is_full_nvlink_speed() -> None:
@@ -43,7 +46,9 @@ def random_matrix(draw: st.DrawFn) -> list[list[str]]:
     labels = [["X"] * n for _ in range(n)]
     for i in range(n):
         for j in range(i + 1, n):
-            labels[i][j] = labels[j][i] = draw(st.sampled_from(["NV1", "NV2", "NV4", "PIX", "NODE", "SYS"]))
+            labels[i][j] = labels[j][i] = draw(
+                st.sampled_from(["NV1", "NV2", "NV4", "PIX", "NODE", "SYS"])
+            )
     return labels
 
 

@@ -37,4 +37,9 @@ def test_nv_needs_a_count() -> None:
 
 def test_nvml_levels_follow_the_legend() -> None:
     assert [NVML_LEVEL_TO_CLASS[k].value for k in (10, 20, 30, 40, 50)] == [
-        "PIX", "PXB", "PHB", "NODE", "SYS"]
+        "PIX",
+        "PXB",
+        "PHB",
+        "NODE",
+        "SYS",
+    ]

@@ -1,0 +1,5 @@
+"""``python -m gpuplane`` runs the CLI."""
+
+from gpuplane.cli.main import main
+
+main()
