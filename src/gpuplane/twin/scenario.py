@@ -7,10 +7,11 @@ than silently ignored.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.yamlio import validate_yaml
@@ -31,9 +32,7 @@ class NodePool(BaseModel):
     """A group of identical nodes."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    name: str = Field(
-        pattern=_DNS_LABEL, max_length=63, description="Pool name; nodes are <name>-<i>."
-    )
+    name: str = Field(description="Pool name (a DNS label); nodes are <name>-<i>.")
     preset: str | None = Field(
         default=None, description="A hardware preset (gpuplane topo presets)."
     )
@@ -45,6 +44,17 @@ class NodePool(BaseModel):
     count: int = Field(ge=1, le=100_000, description="Number of nodes in the pool.")
     labels: dict[str, str] = Field(default_factory=dict, description="Extra node labels.")
     taints: list[Taint] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _dns_label(cls, value: str) -> str:
+        if len(value) > 52 or not re.match(_DNS_LABEL, value):
+            # 52: node names <pool>-<i> must stay valid DNS labels (63 characters).
+            raise ValueError(
+                f"{value!r} is not a DNS label: use at most 52 lowercase letters, digits and "
+                "'-', starting and ending with a letter or digit"
+            )
+        return value
 
     @model_validator(mode="after")
     def _one_source(self) -> NodePool:

@@ -20,12 +20,21 @@ class Doc(BaseModel):
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("items:\n  - x: 1\n  - x: foo\n", "f.yaml:3: items[1].x: Input should be a valid integer"),
-        ("items:\n  - x: 1\n  - y: 2\n    x: 3\n", "f.yaml:3: items[1].y: unknown field"),
-        ("items: [\n", "f.yaml:2: not valid YAML"),
-        ("items:\n  - {}\n", "f.yaml:2: items[0].x: required field is missing"),
-        ("", "f.yaml: the file is empty"),
-        ("- 1\n- 2\n", "f.yaml:1: Input should be a valid dictionary"),
+        (
+            "items:\n  - x: 1\n  - x: foo\n",
+            "f.yaml:3: items[1].x: got 'foo'; expected a valid integer",
+        ),
+        (
+            "items:\n  - x: 1\n  - y: 2\n    x: 3\n",
+            "f.yaml:3: items[1].y: unknown key 'y'; expected one of x",
+        ),
+        ("items: [\n", "f.yaml:2: YAML syntax error"),
+        ("items:\n  - {}\n", "f.yaml:2: items[0].x: required key 'x' is missing"),
+        ("", "f.yaml:1: the file is empty; expected a Doc document"),
+        ("- 1\n- 2\n", "f.yaml:1: got [1, 2]; expected a mapping with keys items"),
+        ("items: []\nitems: [{x: 1}]\n", "f.yaml:2: items: duplicate key 'items'"),
+        ("items: &a [*a]\n", "f.yaml:1: items[0]: got"),
+        ("items:\n  - x: \x07\n", "f.yaml:2: YAML error"),
     ],
 )
 def test_located_errors(text: str, expected: str) -> None:
@@ -36,6 +45,13 @@ def test_located_errors(text: str, expected: str) -> None:
 
 def test_valid_document() -> None:
     assert validate_yaml(Doc, "items: [{x: 1}, {x: 2}]\n", "f.yaml").items[1].x == 2
+
+
+def test_dates_stay_strings() -> None:
+    class Named(BaseModel):
+        name: str
+
+    assert validate_yaml(Named, "name: 2024-05-01\n", "f.yaml").name == "2024-05-01"
 
 
 def test_field_path() -> None:

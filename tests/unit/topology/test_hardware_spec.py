@@ -174,8 +174,8 @@ def test_malformed_files_raise_located_errors(
 @pytest.mark.parametrize(
     ("text", "word"),
     [
-        ("", "no hardware description"),
-        ("~\n", "no hardware description"),
+        ("", "the file is empty"),
+        ("~\n", "the file is empty"),
         ("- a\n- b\n", "mapping"),
     ],
 )

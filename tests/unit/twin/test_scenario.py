@@ -23,19 +23,19 @@ def test_example_scenario_loads() -> None:
     [
         (
             "name: x\nnode_pools:\n  - name: a\n    preset: dgx-h100\n    count: 0\n",
-            ":5: node_pools[0].count: Input should be greater than or equal to 1",
+            ":5: node_pools[0].count: got 0; expected greater than or equal to 1",
         ),
         (
             "name: x\nnode_pools:\n  - name: a\n    count: 1\n",
-            ":3: node_pools[0]: Value error, give exactly one of preset or topology_file",
+            ":3: node_pools[0]: give exactly one of preset or topology_file",
         ),
         (
             "name: x\nnode_pools:\n  - name: a\n    preset: p\n    count: 1\n    colour: red\n",
-            ":6: node_pools[0].colour: unknown field",
+            ":6: node_pools[0].colour: unknown key 'colour'; expected one of name, preset",
         ),
         (
             "name: x\nnode_pools:\n  - name: Bad_Name\n    preset: p\n    count: 1\n",
-            ":3: node_pools[0].name: String should match pattern",
+            ":3: node_pools[0].name: 'Bad_Name' is not a DNS label",
         ),
         (
             "name: x\nnode_pools:\n  - {name: a, preset: p, count: 1}\n"
@@ -45,7 +45,7 @@ def test_example_scenario_loads() -> None:
         ("name: x\nnode_pools: []\n", ":2: node_pools: List should have at least 1 item"),
         (
             "name: x\nworkloads: []\nnode_pools:\n  - {name: a, preset: p, count: 1}\n",
-            ":2: workloads: unknown field",
+            ":2: workloads: unknown key 'workloads'",
         ),
     ],
 )
