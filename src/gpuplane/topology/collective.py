@@ -102,7 +102,7 @@ def _hamiltonian_cycle(adj: list[int], n: int) -> list[int] | None:
     return path[::-1]
 
 
-def _greedy_two_opt(bw: list[list[float]], n: int) -> list[int]:
+def greedy_ring_order(bw: list[list[float]], n: int) -> list[int]:
     """Heuristic widest ring: nearest-widest neighbour, then 2-opt on the bottleneck."""
     order, left = [0], set(range(1, n))
     while left:
@@ -143,7 +143,7 @@ def best_ring(topo: NodeTopology, gpus: Sequence[int]) -> Ring:
             cycle = _hamiltonian_cycle(adj, n)
             if cycle is not None:
                 return _ring_of([members[k] for k in cycle], topo.bandwidth_gbps, True)
-    order = _greedy_two_opt(bw, n)
+    order = greedy_ring_order(bw, n)
     return _ring_of([members[k] for k in order], topo.bandwidth_gbps, n <= EXACT_MAX_GPUS)
 
 
