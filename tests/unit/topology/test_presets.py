@@ -71,10 +71,8 @@ def read_capture(path: Path) -> Capture:
 
 
 def capture(name: str) -> Capture:
-    path = FIXTURE_DIR / name
-    if not path.exists():
-        pytest.skip(f"fixture {path} not present")
-    return read_capture(path)
+    # The shared data sits beside the repository (README); a missing fixture is a failure.
+    return read_capture(FIXTURE_DIR / name)
 
 
 def test_the_bundled_presets_are_the_expected_ones() -> None:
