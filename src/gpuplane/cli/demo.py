@@ -10,6 +10,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from gpuplane.cli.console import out
+from gpuplane.core.errors import InputError, Location
 from gpuplane.k8s.nrt_manifest import nrt_manifest_yaml
 from gpuplane.report.demo import build_demo, write_demo
 from gpuplane.topology.model import NodeTopology
@@ -69,9 +70,16 @@ def demo_command(
             topologies[pool.name] = resolve_topology(ref, gpu_model=pool.gpu_model)
             progress.advance(task)
     report = build_demo(scenario, topologies, str(scenario_path))
-    summary = write_demo(report, out_dir)
-    for rep in report.pools:
-        nrt = node_resource_topology(rep.topology, node_name=f"{rep.pool.name}-0")
-        (out_dir / "pools" / rep.pool.name / "nrt.yaml").write_text(nrt_manifest_yaml(nrt))
+    try:
+        summary = write_demo(report, out_dir)
+        for rep in report.pools:
+            nrt = node_resource_topology(rep.topology, node_name=f"{rep.pool.name}-0")
+            (out_dir / "pools" / rep.pool.name / "nrt.yaml").write_text(nrt_manifest_yaml(nrt))
+    except OSError as exc:
+        raise InputError(
+            f"cannot write the report: {exc.strerror or exc}",
+            expected="a directory gpuplane may create and write",
+            location=Location(source=str(out_dir), field="--out"),
+        ) from None
     out.print(_summary_table(summary))
     out.print(f"report written to {out_dir}/ (summary.json, report.md, pools/*/)")

@@ -151,9 +151,11 @@ def ring_command(
     topo = resolve_topology(ref, gpu_model=gpu_model)
     ring = best_ring(topo, _parse_gpu_list(gpus, topo.num_gpus))
     cost = ring_allreduce_cost(ring, int(message_mib * 1024 * 1024))
+    single = ring.size < 2
     data = {
         "order": list(ring.order),
-        "bottleneck_gbps": ring.bottleneck_gbps,
+        # One GPU has no ring and no all-reduce traffic: no bottleneck (null, not Infinity).
+        "bottleneck_gbps": None if single else ring.bottleneck_gbps,
         "total_gbps": ring.total_gbps,
         "exact": ring.exact,
         "message_bytes": cost.message_bytes,
@@ -163,6 +165,9 @@ def ring_command(
     }
     if json_out:
         print_json(data)
+        return
+    if single:
+        out.print(f"GPU {ring.order[0]} alone: no ring, an all-reduce moves no data")
         return
     out.print(
         f"ring {' -> '.join(map(str, ring.order))}: bottleneck {ring.bottleneck_gbps:g} GB/s "

@@ -111,6 +111,19 @@ def test_user_mistakes_exit_2_with_a_message(
     assert "Traceback" not in captured.err + captured.out
 
 
+def test_single_gpu_ring_has_no_bottleneck(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["topo", "ring", "dgx-h100", "--gpus", "3", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["bottleneck_gbps"] is None and data["time_s"] == 0.0
+
+
+def test_demo_unwritable_out_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert run(["demo", str(REPO / "examples/scenario.yaml"), "--out", str(blocker / "out")]) == 2
+    assert "--out: cannot write the report" in capsys.readouterr().err
+
+
 def test_bad_topo_file_is_located(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "topo.txt"
     bad.write_text("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\tPXQ\n")
