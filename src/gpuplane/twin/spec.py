@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
 
+from gpuplane.topology.model import NodeTopology
+
 CPU = "cpu"
 MEMORY = "memory"
 GPU = "nvidia.com/gpu"
@@ -208,7 +210,7 @@ class NodePoolSpec:
     """``count`` identical nodes named ``<name>-<i>``."""
 
     name: str
-    topology: object  # gpuplane.topology.model.NodeTopology (kept loose to avoid a cycle here)
+    topology: NodeTopology
     count: int
     labels: dict[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
