@@ -61,3 +61,29 @@ def make_topology(
 def all_pairs(num_gpus: int, label: str) -> list[list[str]]:
     """Every GPU pair ``label`` (e.g. ``NV18`` for an NVSwitch box)."""
     return [["X" if i == j else label for j in range(num_gpus)] for i in range(num_gpus)]
+
+
+# ----- twin -----
+
+
+def make_pool(preset: str = "seed-8gpu", count: int = 2, name: str = "pool", **kw: object) -> object:
+    from gpuplane.topology.presets import load_preset
+    from gpuplane.twin.spec import NodePoolSpec
+
+    return NodePoolSpec(name=name, topology=load_preset(preset), count=count, **kw)  # type: ignore[arg-type]
+
+
+def make_template(
+    gpus: int = 1,
+    cpu_m: int = 1000,
+    mem_gib: int = 4,
+    restart: str = "Never",
+    **kw: object,
+) -> object:
+    from gpuplane.twin.spec import ContainerSpec, PodTemplate, RestartPolicy
+
+    req = {"cpu": cpu_m, "memory": mem_gib * 1024**3}
+    if gpus:
+        req["nvidia.com/gpu"] = gpus
+    container = ContainerSpec("main", requests=req, limits={"nvidia.com/gpu": gpus} if gpus else {})
+    return PodTemplate(containers=(container,), restart_policy=RestartPolicy(restart), **kw)  # type: ignore[arg-type]

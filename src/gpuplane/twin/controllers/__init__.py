@@ -1,0 +1,1 @@
+"""Workload controllers (kube-controller-manager's): ReplicaSet, Deployment, Job, PodGroup."""

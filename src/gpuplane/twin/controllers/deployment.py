@@ -1,0 +1,53 @@
+"""Deployment controller: one ReplicaSet named ``<deployment>-<pod-template-hash>``.
+
+The twin does not change a Deployment's template during a run, so there is no rollout: the
+Deployment owns a single ReplicaSet with its replica count (deployment_controller.go without
+rolling updates). The hash is a stable 10-character string derived from the name, standing in
+for Kubernetes' hash of the pod template.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from gpuplane.twin.cluster import Cluster
+from gpuplane.twin.controllers.replicaset import ReplicaSetController
+from gpuplane.twin.objects import DeploymentState, OwnerRef, ReplicaSetState
+from gpuplane.twin.spec import DeploymentSpec, ReplicaSetSpec
+
+_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def template_hash(name: str) -> str:
+    value = zlib.crc32(name.encode()) * 2654435761 % (1 << 52)
+    out = ""
+    for _ in range(10):
+        value, digit = divmod(value, len(_ALPHABET))
+        out += _ALPHABET[digit]
+    return out
+
+
+class DeploymentController:
+    def __init__(self, cluster: Cluster, replica_sets: ReplicaSetController) -> None:
+        self.c = cluster
+        self.replica_sets = replica_sets
+
+    def create(self, spec: DeploymentSpec, name: str, workload: str) -> None:
+        pod_hash = template_hash(f"{spec.namespace}/{name}")
+        rs_name = f"{name}-{pod_hash}"
+        self.c.store.deployments[f"{spec.namespace}/{name}"] = DeploymentState(
+            name, spec.namespace, spec.replicas, rs_name, workload
+        )
+        self.c.emit("Deployment", name, "ScalingReplicaSet",
+                    f"Scaled up replica set {rs_name} to {spec.replicas}", namespace=spec.namespace)
+        self.replica_sets.add(ReplicaSetState(
+            name=rs_name, namespace=spec.namespace, template=spec.template,
+            replicas=spec.replicas, workload=workload,
+            owner=OwnerRef("Deployment", name, spec.namespace), pod_hash=pod_hash,
+        ))
+
+    def create_replica_set(self, spec: ReplicaSetSpec, name: str, workload: str) -> None:
+        self.replica_sets.add(ReplicaSetState(
+            name=name, namespace=spec.namespace, template=spec.template,
+            replicas=spec.replicas, workload=workload,
+        ))

@@ -1,0 +1,113 @@
+"""What the kubelet does with a pod once it is bound: start it, run it, restart or finish it.
+
+- Containers start ``pod_start_s`` after binding (image pull and start).
+- When the main container's run time is up it exits 0, or 1 when the workload says it fails.
+- restartPolicy Always restarts it in place; OnFailure restarts it only after a failure; Never
+  ends the pod. Restarts wait the kubelet's crash-loop back-off (10 s doubling to 5 min) and
+  count in ``restartCount``; a restarted container runs for a fresh run time.
+- A pod that is killed (GPU failure, active deadline, eviction) ends at once; the twin releases
+  its resources immediately instead of modelling the termination grace period.
+"""
+
+from __future__ import annotations
+
+from gpuplane.twin.cluster import Cluster
+from gpuplane.twin.kernel import Priority
+from gpuplane.twin.objects import Pod, PodPhase
+from gpuplane.twin.spec import RestartPolicy
+
+
+class KubeletSim:
+    def __init__(self, cluster: Cluster) -> None:
+        self.c = cluster
+
+    def on_bound(self, pod: Pod) -> None:
+        node = pod.node_name
+        gpus = f" (GPUs {list(pod.gpu_ids)})" if pod.gpu_ids else ""
+        self.c.emit("Pod", pod.name, "Scheduled",
+                    f"Successfully assigned {pod.key} to {node}{gpus}", namespace=pod.namespace)
+        self.c.loop.after(self.c.settings.pod_start_s, lambda: self._start(pod),
+                          priority=Priority.POD, label=f"start {pod.key}")
+
+    def _start(self, pod: Pod) -> None:
+        if not pod.is_active or pod.node_name is None:
+            return
+        pod.set_phase(PodPhase.RUNNING)
+        pod.started_s = self.c.now
+        pod.conditions.update(Initialized=True, ContainersReady=True, Ready=True)
+        self.c.emit("Pod", pod.name, "Started", "Started container main", namespace=pod.namespace)
+        self.c.pod_changed(pod)
+        self._arm_exit(pod)
+
+    def _arm_exit(self, pod: Pod) -> None:
+        if pod.run_s is None:
+            return
+        restarts = pod.restart_count
+
+        def exit_now() -> None:
+            if pod.is_active and pod.restart_count == restarts and pod.phase is PodPhase.RUNNING:
+                self._container_exited(pod)
+
+        self.c.loop.after(pod.run_s, exit_now, priority=Priority.POD, label=f"exit {pod.key}")
+
+    def _container_exited(self, pod: Pod) -> None:
+        failed = pod.will_fail
+        policy = pod.template.restart_policy
+        restart = policy is RestartPolicy.ALWAYS or (failed and policy is RestartPolicy.ON_FAILURE)
+        if restart:
+            pod.restart_count += 1
+            back_off = min(
+                self.c.settings.crashloop_initial_s * 2 ** (pod.restart_count - 1),
+                self.c.settings.crashloop_max_s,
+            )
+            reason = "BackOff" if failed else "Completed"
+            self.c.emit("Pod", pod.name, reason,
+                        f"Back-off {back_off:g}s restarting container main (exit code "
+                        f"{1 if failed else 0})", namespace=pod.namespace, warning=failed)
+            self.c.count("container_restarts")
+            self.c.pod_changed(pod)
+            self.c.loop.after(back_off, lambda: self._restart(pod), priority=Priority.POD,
+                              label=f"restart {pod.key}")
+            return
+        if failed:
+            self.finish(pod, PodPhase.FAILED, "Error", "container main exited with code 1")
+        else:
+            self.finish(pod, PodPhase.SUCCEEDED, "Completed", "container main exited with code 0")
+
+    def _restart(self, pod: Pod) -> None:
+        if pod.is_active and pod.node_name is not None:
+            self.c.emit("Pod", pod.name, "Started", "Started container main",
+                        namespace=pod.namespace)
+            self._arm_exit(pod)
+
+    def finish(self, pod: Pod, phase: PodPhase, reason: str, message: str) -> None:
+        """End a pod in a terminal phase and give its resources back."""
+        if not pod.is_active:
+            return
+        pod.set_phase(phase, reason, message)
+        pod.finished_s = self.c.now
+        pod.conditions.update(Ready=False, ContainersReady=False)
+        self.c.store.release(pod)
+        self.c.count(f"pods_{phase.value.lower()}")
+        if phase is PodPhase.FAILED:
+            self.c.emit("Pod", pod.name, reason, message, namespace=pod.namespace, warning=True)
+        self.c.pod_changed(pod)
+        self.c.cluster_changed()
+
+    def delete(self, pod: Pod, reason: str, message: str, *, warning: bool = False) -> None:
+        """Delete a pod object (controller scale-down, eviction, drain, job cleanup)."""
+        if pod.is_deleted:
+            return
+        pod.deleted_s = self.c.now
+        if pod.phase not in (PodPhase.SUCCEEDED, PodPhase.FAILED):
+            pod.finished_s = self.c.now
+        was_bound = pod.node_name is not None
+        # The record leaves the books: release whatever it held on its node.
+        if was_bound:
+            node = self.c.store.nodes[pod.node_name] if pod.node_name else None
+            if node is not None and pod.uid in node.pods:
+                self.c.store.release(pod)
+        self.c.count("pods_deleted")
+        self.c.emit("Pod", pod.name, reason, message, namespace=pod.namespace, warning=warning)
+        self.c.pod_changed(pod)
+        self.c.cluster_changed()

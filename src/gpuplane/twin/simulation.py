@@ -1,0 +1,158 @@
+"""Build a cluster from a scenario and run it: the twin's main entry point.
+
+``Simulation(...).run(until_s)`` returns a ``RunResult`` and writes nothing; the CLI writes the
+files. The same scenario and seed give the same result, event for event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from gpuplane.twin import metrics
+from gpuplane.twin.arrivals import Arrivals
+from gpuplane.twin.cluster import Cluster
+from gpuplane.twin.controllers.deployment import DeploymentController
+from gpuplane.twin.controllers.job import JobController
+from gpuplane.twin.controllers.podgroup import PodGroupController
+from gpuplane.twin.controllers.replicaset import ReplicaSetController
+from gpuplane.twin.events import Event
+from gpuplane.twin.first_fit import FirstFitPlacement
+from gpuplane.twin.invariants import violations
+from gpuplane.twin.kernel import EventHandle, Priority, TwinError
+from gpuplane.twin.kubelet_sim import KubeletSim
+from gpuplane.twin.objects import Node
+from gpuplane.twin.placement import PlacementPolicy
+from gpuplane.twin.scheduler_loop import SchedulerLoop
+from gpuplane.twin.settings import TwinSettings
+from gpuplane.twin.spec import CPU, GPU, MEMORY, PODS, NodePoolSpec, Workload
+from gpuplane.twin.summary import build_summary
+
+
+class NodeAgent(Protocol):
+    """Brings a node's GPU stack up (the GPU Operator) and reacts to faults and upgrades."""
+
+    def start(self, cluster: Cluster, kubelet: KubeletSim, until_s: float) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    seed: int
+    until_s: float
+    num_events: int
+    summary: dict[str, Any]
+    events: tuple[Event, ...]
+    timeseries: tuple[dict[str, Any], ...]
+
+
+def default_allocatable(pool: NodePoolSpec) -> dict[str, int]:
+    topo = pool.topology
+    cpus = sum(len(n.cpus) for n in topo.cpu_numa_nodes())
+    memory = sum(n.memory_bytes or 0 for n in topo.numa_nodes)
+    out = {CPU: cpus * 1000, MEMORY: memory, PODS: 110}
+    out.update(pool.allocatable)
+    return out
+
+
+def make_node(pool: NodePoolSpec, index: int) -> Node:
+    name = f"{pool.name}-{index}"
+    alloc = default_allocatable(pool)
+    num_gpus = pool.topology.num_gpus
+    labels = {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "gpuplane.io/node-pool": pool.name,
+        **pool.labels,
+    }
+    return Node(
+        name=name,
+        pool=pool.name,
+        topology=pool.topology,
+        labels=labels,
+        taints=list(pool.taints),
+        capacity={**alloc, GPU: num_gpus},
+        allocatable=alloc,
+        gpu_healthy=[True] * num_gpus,
+        gpu_owner=[None] * num_gpus,
+    )
+
+
+class Simulation:
+    def __init__(
+        self,
+        node_pools: Sequence[NodePoolSpec],
+        workloads: Sequence[Workload],
+        *,
+        seed: int,
+        settings: TwinSettings | None = None,
+        placement: PlacementPolicy | None = None,
+        node_agent: NodeAgent | None = None,
+        check_invariants: bool = False,
+        name: str = "scenario",
+    ) -> None:
+        self.name = name
+        self.settings = settings or TwinSettings()
+        self.cluster = Cluster(self.settings, seed)
+        self.workloads = tuple(workloads)
+        by_name = {w.name: w for w in self.workloads}
+        c = self.cluster
+        self.kubelet = KubeletSim(c)
+        self.scheduler = SchedulerLoop(c, placement or FirstFitPlacement(), self.kubelet)
+        self.replica_sets = ReplicaSetController(c, self.kubelet, by_name)
+        self.deployments = DeploymentController(c, self.replica_sets)
+        self.jobs = JobController(c, self.kubelet, by_name)
+        self.pod_groups = PodGroupController(c)
+        self.arrivals = Arrivals(c, self.deployments, self.jobs, self.pod_groups)
+        self.node_agent = node_agent
+        self.check_invariants = check_invariants
+        self.timeseries: list[dict[str, Any]] = []
+        for pool in node_pools:
+            for i in range(pool.count):
+                c.store.add_node(make_node(pool, i))
+        self.placement_name = self.scheduler.policy.name
+
+    def _sample(self, until_s: float) -> None:
+        c = self.cluster
+        self.timeseries.append(metrics.sample(c.store, c.now))
+        nxt = c.now + self.settings.metrics_interval_s
+        if nxt <= until_s:
+            c.loop.schedule(nxt, lambda: self._sample(until_s), priority=Priority.METRICS,
+                            label="metrics")
+
+    def _check(self, handle: EventHandle) -> None:
+        found = violations(self.cluster.store, self.cluster.counters.get("pods_created", 0))
+        if found:
+            raise TwinError(f"invariant broken after {handle.label!r} at t={handle.t_s:.3f}s: "
+                            + "; ".join(found[:5]))
+
+    def run(
+        self, until_s: float, progress: Callable[[float], None] | None = None, steps: int = 100
+    ) -> RunResult:
+        """Run to ``until_s``; ``progress(t)`` is called ``steps`` times along the way."""
+        c = self.cluster
+        if self.node_agent is not None:
+            self.node_agent.start(c, self.kubelet, until_s)
+        else:
+            for node in c.store.nodes.values():
+                c.store.refresh_node(node)
+        c.loop.schedule(0.0, lambda: self._sample(until_s), priority=Priority.METRICS,
+                        label="metrics")
+        self.arrivals.schedule_all(self.workloads, until_s)
+        on_event = self._check if self.check_invariants else None
+        step = until_s / steps if steps else until_s
+        t = 0.0
+        while t < until_s:
+            t = min(until_s, t + step)
+            c.loop.run(t, on_event)
+            if progress is not None:
+                progress(t)
+        summary = build_summary(self, until_s)
+        return RunResult(
+            seed=c.seed,
+            until_s=until_s,
+            num_events=c.loop.num_processed,
+            summary=summary,
+            events=tuple(c.events.events),
+            timeseries=tuple(self.timeseries),
+        )

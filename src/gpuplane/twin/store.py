@@ -1,0 +1,118 @@
+"""The object store: every node, pod and workload object of the run, plus per-node resource
+arrays kept in step with binds and releases so scheduling can be vectorised.
+
+Only the store changes a node's charged resources (``bind`` / ``release``), which is what keeps
+the books balanced: a node's ``requested`` is always the sum of the requests of the pods that
+hold resources on it, and every GPU index has at most one owner.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpuplane.twin import resources as res
+from gpuplane.twin.objects import (
+    DeploymentState,
+    JobState,
+    Node,
+    Pod,
+    PodGroupState,
+    ReplicaSetState,
+)
+from gpuplane.twin.spec import CPU, GPU, MEMORY, PODS
+
+CORE = (CPU, MEMORY, GPU, PODS)
+
+
+class ObjectStore:
+    def __init__(self) -> None:
+        self.nodes: dict[str, Node] = {}
+        self.node_order: list[str] = []
+        self.pods: dict[str, Pod] = {}
+        self.replica_sets: dict[str, ReplicaSetState] = {}
+        self.deployments: dict[str, DeploymentState] = {}
+        self.jobs: dict[str, JobState] = {}
+        self.pod_groups: dict[str, PodGroupState] = {}
+        self._index: dict[str, int] = {}
+        # free = allocatable - requested, per core resource; schedulable = can take new pods.
+        self.free = {k: np.zeros(0, dtype=np.int64) for k in CORE}
+        self.schedulable = np.zeros(0, dtype=bool)
+
+    # ----- nodes -----
+    def add_node(self, node: Node) -> None:
+        self.nodes[node.name] = node
+        self._index[node.name] = len(self.node_order)
+        self.node_order.append(node.name)
+        for k in CORE:
+            self.free[k] = np.append(self.free[k], 0)
+        self.schedulable = np.append(self.schedulable, False)
+        self.refresh_node(node)
+
+    def index_of(self, name: str) -> int:
+        return self._index[name]
+
+    def refresh_node(self, node: Node) -> None:
+        """Recompute a node's free resources and schedulability after any change to it."""
+        i = self._index[node.name]
+        alloc = dict(node.allocatable)
+        alloc[GPU] = self.gpu_allocatable(node)
+        for k in CORE:
+            self.free[k][i] = alloc.get(k, 0) - node.requested.get(k, 0)
+        self.schedulable[i] = node.ready and not node.unschedulable and not node.lost
+
+    @staticmethod
+    def gpu_allocatable(node: Node) -> int:
+        """What the device plugin advertises: healthy GPUs, once it is running."""
+        if not node.gpus_advertised:
+            return 0
+        return sum(1 for ok in node.gpu_healthy if ok)
+
+    def node_free(self, node: Node) -> dict[str, int]:
+        alloc = dict(node.allocatable)
+        alloc[GPU] = self.gpu_allocatable(node)
+        return res.sub(alloc, node.requested)
+
+    # ----- pods -----
+    def add_pod(self, pod: Pod) -> None:
+        if pod.uid in self.pods:
+            raise ValueError(f"pod uid {pod.uid} exists")
+        self.pods[pod.uid] = pod
+
+    def bind(self, pod: Pod, node: Node, gpu_ids: tuple[int, ...], t_s: float) -> None:
+        if pod.node_name is not None:
+            raise ValueError(f"pod {pod.key} is already bound to {pod.node_name}")
+        for g in gpu_ids:
+            if node.gpu_owner[g] is not None or not node.gpu_healthy[g]:
+                raise ValueError(f"GPU {g} of {node.name} is not free for {pod.key}")
+        for g in gpu_ids:
+            node.gpu_owner[g] = pod.uid
+        pod.node_name = node.name
+        pod.gpu_ids = gpu_ids
+        pod.scheduled_s = t_s
+        pod.conditions["PodScheduled"] = True
+        node.requested = res.add(node.requested, self.charge(pod))
+        node.pods.add(pod.uid)
+        self.refresh_node(node)
+
+    def release(self, pod: Pod) -> None:
+        """Give a bound pod's resources back (it finished, failed or was deleted)."""
+        if pod.node_name is None or pod.uid not in self.nodes[pod.node_name].pods:
+            return
+        node = self.nodes[pod.node_name]
+        for g in pod.gpu_ids:
+            if node.gpu_owner[g] == pod.uid:
+                node.gpu_owner[g] = None
+        node.requested = {k: v for k, v in res.sub(node.requested, self.charge(pod)).items() if v}
+        node.pods.discard(pod.uid)
+        self.refresh_node(node)
+
+    @staticmethod
+    def charge(pod: Pod) -> dict[str, int]:
+        return res.add(pod.requests, {PODS: 1})
+
+    # ----- queries -----
+    def pods_on(self, node: Node) -> list[Pod]:
+        return [self.pods[u] for u in sorted(node.pods)]
+
+    def live_pods(self) -> list[Pod]:
+        return [p for p in self.pods.values() if not p.is_deleted]
