@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO_OUT ?= out/demo
 
-.PHONY: demo test lint types contracts unit bench clean
+.PHONY: demo test lint types contracts unit bench bench-twin clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "gpuplane needs Python 3.11 or newer")'
@@ -34,7 +34,11 @@ unit: $(STAMP)
 test: lint types contracts unit
 
 bench: $(STAMP)
+	$(BIN)/python bench/twin_kernel.py
 	$(BIN)/python bench/bench_topology.py
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+bench-twin: $(STAMP)
+	$(BIN)/python bench/twin_kernel.py

@@ -66,7 +66,9 @@ def all_pairs(num_gpus: int, label: str) -> list[list[str]]:
 # ----- twin -----
 
 
-def make_pool(preset: str = "seed-8gpu", count: int = 2, name: str = "pool", **kw: object) -> object:
+def make_pool(
+    preset: str = "seed-8gpu", count: int = 2, name: str = "pool", **kw: object
+) -> object:
     from gpuplane.topology.presets import load_preset
     from gpuplane.twin.spec import NodePoolSpec
 

@@ -25,20 +25,37 @@ HOUR = 3600.0
 
 
 def mixed_workloads(fail: float = 0.2) -> list[Workload]:
-    train = JobSpec(name="train", namespace="ml", template=make_template(gpus=4),
-                    completions=4, parallelism=2, backoff_limit=3)
-    serve = DeploymentSpec(name="serve", namespace="ml",
-                           template=make_template(gpus=2, restart="Always"), replicas=3)
+    train = JobSpec(
+        name="train",
+        namespace="ml",
+        template=make_template(gpus=4),
+        completions=4,
+        parallelism=2,
+        backoff_limit=3,
+    )
+    serve = DeploymentSpec(
+        name="serve", namespace="ml", template=make_template(gpus=2, restart="Always"), replicas=3
+    )
     return [
-        Workload("train", train, ArrivePoisson(rate_per_s=1 / 900, count=6),
-                 ExponentialDuration(1200), failure_probability=fail),
+        Workload(
+            "train",
+            train,
+            ArrivePoisson(rate_per_s=1 / 900, count=6),
+            ExponentialDuration(1200),
+            failure_probability=fail,
+        ),
         Workload("serve", serve),
     ]
 
 
 def run(seed: int, until: float = 6 * HOUR, **kw: object) -> Simulation:
-    sim = Simulation([make_pool(count=3)], mixed_workloads(), seed=seed,  # type: ignore[list-item]
-                     check_invariants=True, **kw)  # type: ignore[arg-type]
+    sim = Simulation(
+        [make_pool(count=3)],
+        mixed_workloads(),
+        seed=seed,  # type: ignore[list-item]
+        check_invariants=True,
+        **kw,
+    )  # type: ignore[arg-type]
     sim.result = sim.run(until)  # type: ignore[attr-defined]
     return sim
 
@@ -63,10 +80,20 @@ def test_deployment_keeps_replicas_and_jobs_finish() -> None:
 
 
 def test_job_backoff_limit() -> None:
-    job = JobSpec(name="flaky", namespace="ml", template=make_template(gpus=1),
-                  completions=3, parallelism=1, backoff_limit=2)
-    sim = Simulation([make_pool(count=1)], [Workload("flaky", job, ArriveAt(0), FixedDuration(60),
-                     failure_probability=1.0)], seed=1, check_invariants=True)  # type: ignore[list-item]
+    job = JobSpec(
+        name="flaky",
+        namespace="ml",
+        template=make_template(gpus=1),
+        completions=3,
+        parallelism=1,
+        backoff_limit=2,
+    )
+    sim = Simulation(
+        [make_pool(count=1)],
+        [Workload("flaky", job, ArriveAt(0), FixedDuration(60), failure_probability=1.0)],
+        seed=1,
+        check_invariants=True,
+    )  # type: ignore[list-item]
     r = sim.run(HOUR)
     state = sim.cluster.store.jobs["ml/flaky"]
     assert state.condition == "Failed" and state.failed == 3
@@ -77,10 +104,15 @@ def test_job_backoff_limit() -> None:
 
 
 def test_failed_replica_is_replaced() -> None:
-    dep = DeploymentSpec(name="web", namespace="d", template=make_template(gpus=1, restart="Always"),
-                         replicas=2)
-    sim = Simulation([make_pool(count=1)], [Workload("web", dep)], seed=1,  # type: ignore[list-item]
-                     check_invariants=True)
+    dep = DeploymentSpec(
+        name="web", namespace="d", template=make_template(gpus=1, restart="Always"), replicas=2
+    )
+    sim = Simulation(
+        [make_pool(count=1)],
+        [Workload("web", dep)],
+        seed=1,  # type: ignore[list-item]
+        check_invariants=True,
+    )
     sim.cluster.loop.schedule(100.0, lambda: _kill_one(sim), priority=0, label="kill")
     r = sim.run(HOUR)
     assert r.summary["deployments"][0]["ready"] == 2
@@ -90,18 +122,26 @@ def test_failed_replica_is_replaced() -> None:
 
 def _kill_one(sim: Simulation) -> None:
     pod = next(p for p in sim.cluster.store.pods.values() if p.phase is PodPhase.RUNNING)
-    sim.kubelet.finish(pod, PodPhase.FAILED, "TopologyAffinityError",
-                       "Resources cannot be allocated with Topology locality")
+    sim.kubelet.finish(
+        pod,
+        PodPhase.FAILED,
+        "TopologyAffinityError",
+        "Resources cannot be allocated with Topology locality",
+    )
 
 
 def test_gang_waits_until_it_fits() -> None:
     group = PodGroupSpec(name="g", namespace="ml", min_member=3)
     gang_tmpl = make_template(gpus=8, labels={"scheduling.x-k8s.io/pod-group": "g"})
     job = JobSpec(name="gang", namespace="ml", template=gang_tmpl, completions=3, parallelism=3)
-    blocker = JobSpec(name="blocker", namespace="ml", template=make_template(gpus=8),
-                      completions=1, parallelism=1)
-    wls = [Workload("pg", group), Workload("blocker", blocker, ArriveAt(0), FixedDuration(600)),
-           Workload("gang", job, ArriveAt(1), FixedDuration(600))]
+    blocker = JobSpec(
+        name="blocker", namespace="ml", template=make_template(gpus=8), completions=1, parallelism=1
+    )
+    wls = [
+        Workload("pg", group),
+        Workload("blocker", blocker, ArriveAt(0), FixedDuration(600)),
+        Workload("gang", job, ArriveAt(1), FixedDuration(600)),
+    ]
     sim = Simulation([make_pool(count=3)], wls, seed=2, check_invariants=True)  # type: ignore[list-item]
     sim.run(2 * HOUR)
     gang = [p for p in sim.cluster.store.pods.values() if p.pod_group == "g"]
@@ -111,13 +151,25 @@ def test_gang_waits_until_it_fits() -> None:
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 10_000), fail=st.floats(0, 1), replicas=st.integers(0, 6),
-       nodes=st.integers(1, 4))
+@given(
+    seed=st.integers(0, 10_000),
+    fail=st.floats(0, 1),
+    replicas=st.integers(0, 6),
+    nodes=st.integers(1, 4),
+)
 def test_invariants_hold_for_random_runs(seed: int, fail: float, replicas: int, nodes: int) -> None:
     wls = mixed_workloads(fail)
-    wls[1] = Workload("serve", DeploymentSpec(name="serve", namespace="ml",
-                      template=make_template(gpus=3, restart="Always"), replicas=replicas),
-                      duration=ExponentialDuration(900), failure_probability=fail)
+    wls[1] = Workload(
+        "serve",
+        DeploymentSpec(
+            name="serve",
+            namespace="ml",
+            template=make_template(gpus=3, restart="Always"),
+            replicas=replicas,
+        ),
+        duration=ExponentialDuration(900),
+        failure_probability=fail,
+    )
     sim = Simulation([make_pool(count=nodes)], wls, seed=seed, check_invariants=True)  # type: ignore[list-item]
     r = sim.run(3 * HOUR)
     assert r.summary["pods"]["created"] == len(sim.cluster.store.pods)

@@ -8,7 +8,6 @@ another workload's arrival times.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from gpuplane.twin.cluster import Cluster
@@ -78,24 +77,41 @@ class Arrivals:
         self.c.count("arrivals")
         if isinstance(obj, PodSpecObject):
             run_s, fails = sample_pod_fate(workload, self.c.rng.stream("pod-runtime"), run_override)
-            self.c.create_pod(obj.template, namespace=obj.namespace, name=name,
-                              workload=workload.name, run_s=run_s, will_fail=fails)
+            self.c.create_pod(
+                obj.template,
+                namespace=obj.namespace,
+                name=name,
+                workload=workload.name,
+                run_s=run_s,
+                will_fail=fails,
+            )
         elif isinstance(obj, JobSpec):
-            self.jobs.add(JobState(
-                name=name, namespace=obj.namespace, template=obj.template,
-                completions=obj.completions, parallelism=obj.parallelism,
-                backoff_limit=obj.backoff_limit, active_deadline_s=obj.active_deadline_s,
-                workload=workload.name, created_s=self.c.now, run_s_override=run_override,
-            ))
+            self.jobs.add(
+                JobState(
+                    name=name,
+                    namespace=obj.namespace,
+                    template=obj.template,
+                    completions=obj.completions,
+                    parallelism=obj.parallelism,
+                    backoff_limit=obj.backoff_limit,
+                    active_deadline_s=obj.active_deadline_s,
+                    workload=workload.name,
+                    created_s=self.c.now,
+                    run_s_override=run_override,
+                )
+            )
         elif isinstance(obj, DeploymentSpec):
             self.deployments.create(obj, name, workload.name)
         elif isinstance(obj, ReplicaSetSpec):
             self.deployments.create_replica_set(obj, name, workload.name)
         else:
             assert isinstance(obj, PodGroupSpec)
-            self.pod_groups.add(PodGroupState(
-                name=name, namespace=obj.namespace, min_member=obj.min_member,
-                schedule_timeout_s=obj.schedule_timeout_s, created_s=self.c.now,
-            ))
-
-
+            self.pod_groups.add(
+                PodGroupState(
+                    name=name,
+                    namespace=obj.namespace,
+                    min_member=obj.min_member,
+                    schedule_timeout_s=obj.schedule_timeout_s,
+                    created_s=self.c.now,
+                )
+            )

@@ -48,11 +48,18 @@ class Cluster:
         self.counters[key] = self.counters.get(key, 0) + n
 
     def emit(
-        self, kind: str, name: str, reason: str, message: str, *, namespace: str = "",
+        self,
+        kind: str,
+        name: str,
+        reason: str,
+        message: str,
+        *,
+        namespace: str = "",
         warning: bool = False,
     ) -> None:
-        self.events.record(self.now, kind, name, reason, message, namespace=namespace,
-                           warning=warning)
+        self.events.record(
+            self.now, kind, name, reason, message, namespace=namespace, warning=warning
+        )
 
     # ----- controller syncs -----
     def register_controller(self, kind: str, sync: Callable[[str], None]) -> None:
@@ -74,6 +81,8 @@ class Cluster:
 
     # ----- notifications -----
     def pod_changed(self, pod: Pod) -> None:
+        if not pod.is_active:
+            self.store.active.discard(pod.uid)
         if pod.owner is not None:
             self.request_sync(pod.owner.kind, f"{pod.owner.namespace}/{pod.owner.name}")
         for fn in self.on_pod_change:
@@ -125,8 +134,13 @@ class Cluster:
         self.store.add_pod(pod)
         self.count("pods_created")
         if owner is not None:
-            self.emit(owner.kind, owner.name, "SuccessfulCreate", f"Created pod: {name}",
-                      namespace=namespace)
+            self.emit(
+                owner.kind,
+                owner.name,
+                "SuccessfulCreate",
+                f"Created pod: {name}",
+                namespace=namespace,
+            )
         for fn in self.on_pod_change:
             fn(pod)
         return pod

@@ -19,8 +19,9 @@ class Event:
     def as_dict(self) -> dict[str, Any]:
         return {
             "t_s": round(self.t_s, 6),
-            "object": f"{self.kind}/{self.name}" if not self.namespace else
-            f"{self.kind}/{self.namespace}/{self.name}",
+            "object": f"{self.kind}/{self.name}"
+            if not self.namespace
+            else f"{self.kind}/{self.namespace}/{self.name}",
             "type": self.type,
             "reason": self.reason,
             "message": self.message,
@@ -49,6 +50,7 @@ class EventRecorder:
         self.counts[reason] = self.counts.get(reason, 0) + 1
         if self.keep:
             self.events.append(
-                Event(t_s, kind, namespace, name, reason, message,
-                      "Warning" if warning else "Normal")
+                Event(
+                    t_s, kind, namespace, name, reason, message, "Warning" if warning else "Normal"
+                )
             )

@@ -73,9 +73,7 @@ class FirstFitPlacement:
         return ok, reasons
 
     # ----- decision -----
-    def decide(
-        self, snapshot: ClusterSnapshot, pending: Sequence[PendingPod]
-    ) -> PlacementDecision:
+    def decide(self, snapshot: ClusterSnapshot, pending: Sequence[PendingPod]) -> PlacementDecision:
         generation = snapshot.generation
         free = {k: v.copy() for k, v in snapshot.free.items()}
         ordered = sorted(pending, key=lambda p: (-p.priority, p.created_s, p.uid))
@@ -86,17 +84,27 @@ class FirstFitPlacement:
         bindings: list[Binding] = []
         failed: list[Unschedulable] = []
         done_groups: set[str] = set()
+        # Free capacity only shrinks within a cycle, so once a pod of an equivalence class (same
+        # requests and filters) fails, every later pod of that class fails the same way.
+        class_failed: dict[tuple[object, ...], str] = {}
         for pod in ordered:
             if pod.pod_group is None:
+                cls = _equivalence_key(pod)
+                message = class_failed.get(cls)
+                if message is not None:
+                    failed.append(Unschedulable(pod.uid, message))
+                    continue
                 node = self._place(snapshot, pod, free, generation)
                 if isinstance(node, str):
+                    class_failed[cls] = node
                     failed.append(Unschedulable(pod.uid, node))
                 else:
                     bindings.append(Binding(pod.uid, snapshot.nodes[node].name))
             elif pod.pod_group not in done_groups:
                 done_groups.add(pod.pod_group)
-                b, f = self._place_gang(snapshot, pod.pod_group, groups[pod.pod_group], free,
-                                        generation)
+                b, f = self._place_gang(
+                    snapshot, pod.pod_group, groups[pod.pod_group], free, generation
+                )
                 bindings.extend(b)
                 failed.extend(f)
         return PlacementDecision(tuple(bindings), tuple(failed))
@@ -113,8 +121,9 @@ class FirstFitPlacement:
         for res_name, amount in need.items():
             arr = free.get(res_name)
             if arr is None:
-                ok = np.array([n.free_other.get(res_name, 0) >= amount for n in snap.nodes],
-                              dtype=bool)
+                ok = np.array(
+                    [n.free_other.get(res_name, 0) >= amount for n in snap.nodes], dtype=bool
+                )
             else:
                 ok = arr >= amount
             insufficient[res_name] = ~ok
@@ -169,6 +178,15 @@ class FirstFitPlacement:
         return chosen, []
 
 
+def _equivalence_key(pod: PendingPod) -> tuple[object, ...]:
+    return (
+        tuple(sorted(pod.requests.items())),
+        pod.tolerations,
+        tuple(sorted(pod.node_selector.items())),
+        repr(pod.affinity),
+    )
+
+
 def _static_reason(node: NodeView, pod: PendingPod) -> str | None:
     if node.unschedulable:
         return UNSCHEDULABLE
@@ -183,4 +201,3 @@ def _static_reason(node: NodeView, pod: PendingPod) -> str | None:
     ):
         return NODE_AFFINITY
     return None
-

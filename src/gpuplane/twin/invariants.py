@@ -11,8 +11,38 @@
 from __future__ import annotations
 
 from gpuplane.twin import resources as res
+from gpuplane.twin.objects import Node
 from gpuplane.twin.spec import CPU, GPU, MEMORY, PODS
 from gpuplane.twin.store import ObjectStore
+
+
+def _node_violations(store: ObjectStore, node: Node) -> list[str]:
+    out: list[str] = []
+    holders = [store.pods[u] for u in node.pods]
+    charged = {k: v for k, v in res.total(store.charge(p) for p in holders).items() if v}
+    requested = {k: v for k, v in node.requested.items() if v}
+    if charged != requested:
+        out.append(f"{node.name}: requested {requested} != sum of its pods {charged}")
+    for k in (CPU, MEMORY, PODS):
+        if requested.get(k, 0) > node.allocatable.get(k, 0):
+            out.append(
+                f"{node.name}: {k} over-committed {requested.get(k)} > {node.allocatable.get(k)}"
+            )
+    owners: dict[str, list[int]] = {}
+    for g, uid in enumerate(node.gpu_owner):
+        if uid is not None:
+            owners.setdefault(uid, []).append(g)
+    for p in holders:
+        if tuple(sorted(owners.get(p.uid, []))) != tuple(sorted(p.gpu_ids)):
+            out.append(f"{node.name}: GPUs owned by {p.key} {owners.get(p.uid)} != {p.gpu_ids}")
+        if len(p.gpu_ids) != p.requests.get(GPU, 0):
+            out.append(f"{p.key}: holds {len(p.gpu_ids)} GPUs, requests {p.requests.get(GPU)}")
+        if not p.holds_resources:
+            out.append(f"{p.key}: on {node.name}'s books but is {p.phase}/deleted")
+    stray = set(owners) - node.pods
+    if stray:
+        out.append(f"{node.name}: GPUs owned by pods not on the node: {sorted(stray)}")
+    return out
 
 
 def violations(store: ObjectStore, pods_created: int) -> list[str]:
@@ -20,31 +50,13 @@ def violations(store: ObjectStore, pods_created: int) -> list[str]:
     if pods_created != len(store.pods):
         out.append(f"{pods_created} pods created but {len(store.pods)} in the store")
     for node in store.nodes.values():
-        holders = [store.pods[u] for u in node.pods]
-        charged = {k: v for k, v in res.total(store.charge(p) for p in holders).items() if v}
-        requested = {k: v for k, v in node.requested.items() if v}
-        if charged != requested:
-            out.append(f"{node.name}: requested {requested} != sum of its pods {charged}")
-        for k in (CPU, MEMORY, PODS):
-            if requested.get(k, 0) > node.allocatable.get(k, 0):
-                out.append(f"{node.name}: {k} over-committed {requested.get(k)} > "
-                           f"{node.allocatable.get(k)}")
-        owners: dict[str, list[int]] = {}
-        for g, uid in enumerate(node.gpu_owner):
-            if uid is not None:
-                owners.setdefault(uid, []).append(g)
-        for p in holders:
-            if tuple(sorted(owners.get(p.uid, []))) != tuple(sorted(p.gpu_ids)):
-                out.append(f"{node.name}: GPUs owned by {p.key} {owners.get(p.uid)} != "
-                           f"its gpu_ids {p.gpu_ids}")
-            if len(p.gpu_ids) != p.requests.get(GPU, 0):
-                out.append(f"{p.key}: holds {len(p.gpu_ids)} GPUs, requests {p.requests.get(GPU)}")
-            if not p.holds_resources:
-                out.append(f"{p.key}: on {node.name}'s books but is {p.phase}/deleted")
-        stray = set(owners) - node.pods
-        if stray:
-            out.append(f"{node.name}: GPUs owned by pods not on the node: {sorted(stray)}")
+        out.extend(_node_violations(store, node))
+    active = {u for u, p in store.pods.items() if p.is_active}
+    if active != store.active:
+        out.append(f"active-pod index out of step: {sorted(active ^ store.active)[:5]}")
     for p in store.pods.values():
-        if p.holds_resources and (p.node_name is None or p.uid not in store.nodes[p.node_name].pods):
+        if p.holds_resources and (
+            p.node_name is None or p.uid not in store.nodes[p.node_name].pods
+        ):
             out.append(f"{p.key}: bound and active but not on its node's books")
     return out

@@ -24,10 +24,19 @@ class KubeletSim:
     def on_bound(self, pod: Pod) -> None:
         node = pod.node_name
         gpus = f" (GPUs {list(pod.gpu_ids)})" if pod.gpu_ids else ""
-        self.c.emit("Pod", pod.name, "Scheduled",
-                    f"Successfully assigned {pod.key} to {node}{gpus}", namespace=pod.namespace)
-        self.c.loop.after(self.c.settings.pod_start_s, lambda: self._start(pod),
-                          priority=Priority.POD, label=f"start {pod.key}")
+        self.c.emit(
+            "Pod",
+            pod.name,
+            "Scheduled",
+            f"Successfully assigned {pod.key} to {node}{gpus}",
+            namespace=pod.namespace,
+        )
+        self.c.loop.after(
+            self.c.settings.pod_start_s,
+            lambda: self._start(pod),
+            priority=Priority.POD,
+            label=f"start {pod.key}",
+        )
 
     def _start(self, pod: Pod) -> None:
         if not pod.is_active or pod.node_name is None:
@@ -57,17 +66,27 @@ class KubeletSim:
         if restart:
             pod.restart_count += 1
             back_off = min(
-                self.c.settings.crashloop_initial_s * 2 ** (pod.restart_count - 1),
+                self.c.settings.crashloop_initial_s * 2.0 ** min(pod.restart_count - 1, 30),
                 self.c.settings.crashloop_max_s,
             )
             reason = "BackOff" if failed else "Completed"
-            self.c.emit("Pod", pod.name, reason,
-                        f"Back-off {back_off:g}s restarting container main (exit code "
-                        f"{1 if failed else 0})", namespace=pod.namespace, warning=failed)
+            self.c.emit(
+                "Pod",
+                pod.name,
+                reason,
+                f"Back-off {back_off:g}s restarting container main (exit code "
+                f"{1 if failed else 0})",
+                namespace=pod.namespace,
+                warning=failed,
+            )
             self.c.count("container_restarts")
             self.c.pod_changed(pod)
-            self.c.loop.after(back_off, lambda: self._restart(pod), priority=Priority.POD,
-                              label=f"restart {pod.key}")
+            self.c.loop.after(
+                back_off,
+                lambda: self._restart(pod),
+                priority=Priority.POD,
+                label=f"restart {pod.key}",
+            )
             return
         if failed:
             self.finish(pod, PodPhase.FAILED, "Error", "container main exited with code 1")
@@ -76,8 +95,9 @@ class KubeletSim:
 
     def _restart(self, pod: Pod) -> None:
         if pod.is_active and pod.node_name is not None:
-            self.c.emit("Pod", pod.name, "Started", "Started container main",
-                        namespace=pod.namespace)
+            self.c.emit(
+                "Pod", pod.name, "Started", "Started container main", namespace=pod.namespace
+            )
             self._arm_exit(pod)
 
     def finish(self, pod: Pod, phase: PodPhase, reason: str, message: str) -> None:

@@ -85,8 +85,10 @@ def matches_affinity(affinity: Mapping[str, object] | None, labels: Mapping[str,
         if not isinstance(term, Mapping):
             continue
         exprs = term.get("matchExpressions") or []
-        if isinstance(exprs, list) and exprs and all(
-            isinstance(e, Mapping) and _expr_matches(e, labels) for e in exprs
+        if (
+            isinstance(exprs, list)
+            and exprs
+            and all(isinstance(e, Mapping) and _expr_matches(e, labels) for e in exprs)
         ):
             return True
     return False

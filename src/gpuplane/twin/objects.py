@@ -97,7 +97,9 @@ class Pod:
         """Bound and not finished: its requests are charged to its node."""
         return self.node_name is not None and self.is_active
 
-    def set_phase(self, phase: PodPhase, reason: str | None = None, message: str | None = None) -> None:
+    def set_phase(
+        self, phase: PodPhase, reason: str | None = None, message: str | None = None
+    ) -> None:
         if phase is not self.phase and phase not in VALID_POD_TRANSITIONS[self.phase]:
             raise IllegalTransition(f"pod {self.key}: {self.phase} -> {phase} is not allowed")
         self.phase = phase

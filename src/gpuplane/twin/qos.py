@@ -1,28 +1,48 @@
-"""Pod QoS class as Kubernetes computes it (pkg/apis/core/v1/helper/qos GetPodQOS).
+"""A pod's QoS class, computed as Kubernetes does.
 
-Only cpu and memory count, over init and app containers: no cpu/memory request or limit
-anywhere -> BestEffort; every container with cpu and memory limits equal to its requests ->
-Guaranteed; anything else -> Burstable.
+kubernetes/kubernetes ``pkg/apis/core/v1/helper/qos/qos.go`` ``GetPodQOS`` @ 0c4236dd (read
+through the code index), on the pod's requests after API-server defaulting (a limit without a
+request sets the request, which ``gpuplane.k8s`` applies when it reads a manifest):
+
+- only cpu and memory count, and only quantities above zero;
+- requests and limits are summed over app *and* init containers;
+- no request and no limit anywhere: BestEffort;
+- Guaranteed when every container (init containers included) has both a cpu and a memory limit
+  and the summed requests equal the summed limits for the same set of resources;
+- anything else: Burstable.
+
+The twin's quantities are canonical integers (millicores rounded up, bytes), so two requests that
+differ below a millicore compare equal here.
 """
 
 from __future__ import annotations
 
-from gpuplane.twin.spec import CPU, MEMORY, PodTemplate, QosClass
+from gpuplane.twin.spec import CPU, MEMORY, PodTemplate, QosClass, Resources
 
-_COMPUTE = (CPU, MEMORY)
+_QOS_RESOURCES = (CPU, MEMORY)
+
+
+def _add_positive(total: Resources, amounts: Resources) -> set[str]:
+    found: set[str] = set()
+    for name in _QOS_RESOURCES:
+        value = amounts.get(name, 0)
+        if value > 0:
+            total[name] = total.get(name, 0) + value
+            found.add(name)
+    return found
 
 
 def qos_class(template: PodTemplate) -> QosClass:
-    containers = (*template.init_containers, *template.containers)
-    any_set = False
+    """The QoS class of pods stamped from ``template``."""
+    requests: Resources = {}
+    limits: Resources = {}
     guaranteed = True
-    for c in containers:
-        for r in _COMPUTE:
-            req, lim = c.requests.get(r, 0), c.limits.get(r, 0)
-            if req or lim:
-                any_set = True
-            if not lim or req != lim:
-                guaranteed = False
-    if not any_set:
+    for container in (*template.containers, *template.init_containers):
+        _add_positive(requests, container.requests)
+        if _add_positive(limits, container.limits) != set(_QOS_RESOURCES):
+            guaranteed = False
+    if not requests and not limits:
         return QosClass.BEST_EFFORT
-    return QosClass.GUARANTEED if guaranteed and containers else QosClass.BURSTABLE
+    if guaranteed and requests == limits:
+        return QosClass.GUARANTEED
+    return QosClass.BURSTABLE

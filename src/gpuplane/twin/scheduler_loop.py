@@ -69,8 +69,9 @@ class SchedulerLoop:
             return
         if self._cycle is not None:
             self._cycle.cancel()
-        self._cycle = self.c.loop.schedule(t_s, self._run_cycle, priority=Priority.SCHEDULER,
-                                           label="scheduling cycle")
+        self._cycle = self.c.loop.schedule(
+            t_s, self._run_cycle, priority=Priority.SCHEDULER, label="scheduling cycle"
+        )
 
     # ----- cycle -----
     def _run_cycle(self) -> None:
@@ -104,23 +105,29 @@ class SchedulerLoop:
     def _unschedulable(self, pod: Pod, message: str) -> None:
         pod.schedule_attempts += 1
         s = self.c.settings
-        back_off = min(s.pod_initial_backoff_s * 2 ** (pod.schedule_attempts - 1),
-                       s.pod_max_backoff_s)
+        back_off = min(
+            s.pod_initial_backoff_s * 2.0 ** min(pod.schedule_attempts - 1, 30), s.pod_max_backoff_s
+        )
         pod.backoff_until_s = self.c.now + back_off
         self.active.discard(pod.uid)
         self.unschedulable[pod.uid] = self.c.now
         pod.conditions["PodScheduled"] = False
         if message != pod.last_schedule_message:
             pod.last_schedule_message = message
-            self.c.emit("Pod", pod.name, "FailedScheduling", message, namespace=pod.namespace,
-                        warning=True)
+            self.c.emit(
+                "Pod", pod.name, "FailedScheduling", message, namespace=pod.namespace, warning=True
+            )
         self._arm_flush()
 
     def _arm_flush(self) -> None:
         if self._flush is not None and not self._flush.cancelled:
             return
-        self._flush = self.c.loop.after(self.c.settings.unschedulable_flush_check_s, self._flush_old,
-                                        priority=Priority.SCHEDULER, label="flush unschedulable")
+        self._flush = self.c.loop.after(
+            self.c.settings.unschedulable_flush_check_s,
+            self._flush_old,
+            priority=Priority.SCHEDULER,
+            label="flush unschedulable",
+        )
 
     def _flush_old(self) -> None:
         self._flush = None
@@ -147,19 +154,30 @@ class SchedulerLoop:
                     unschedulable=n.unschedulable,
                     ready=n.ready and not n.lost,
                     free_other={k: v for k, v in store.node_free(n).items() if k not in CORE}
-                    if needs_other else {},
+                    if needs_other
+                    else {},
                 )
                 for n in (store.nodes[name] for name in store.node_order)
             )
             self._views = (self.c.generation, views)
-        groups = {
-            name: (g.min_member, sum(
-                1 for p in store.pods.values()
-                if p.pod_group == name and p.namespace == g.namespace and p.node_name is not None
-                and p.is_active
-            ))
-            for name, g in ((g.name, g) for g in store.pod_groups.values())
-        } if any(p.pod_group for p in ready) else {}
+        groups = (
+            {
+                name: (
+                    g.min_member,
+                    sum(
+                        1
+                        for p in store.pods.values()
+                        if p.pod_group == name
+                        and p.namespace == g.namespace
+                        and p.node_name is not None
+                        and p.is_active
+                    ),
+                )
+                for name, g in ((g.name, g) for g in store.pod_groups.values())
+            }
+            if any(p.pod_group for p in ready)
+            else {}
+        )
         return ClusterSnapshot(
             nodes=self._views[1],
             free={k: v.copy() for k, v in store.free.items()},

@@ -114,17 +114,20 @@ class Simulation:
 
     def _sample(self, until_s: float) -> None:
         c = self.cluster
-        self.timeseries.append(metrics.sample(c.store, c.now))
+        self.timeseries.append(metrics.sample(c.store, c.now, c.counters))
         nxt = c.now + self.settings.metrics_interval_s
         if nxt <= until_s:
-            c.loop.schedule(nxt, lambda: self._sample(until_s), priority=Priority.METRICS,
-                            label="metrics")
+            c.loop.schedule(
+                nxt, lambda: self._sample(until_s), priority=Priority.METRICS, label="metrics"
+            )
 
     def _check(self, handle: EventHandle) -> None:
         found = violations(self.cluster.store, self.cluster.counters.get("pods_created", 0))
         if found:
-            raise TwinError(f"invariant broken after {handle.label!r} at t={handle.t_s:.3f}s: "
-                            + "; ".join(found[:5]))
+            raise TwinError(
+                f"invariant broken after {handle.label!r} at t={handle.t_s:.3f}s: "
+                + "; ".join(found[:5])
+            )
 
     def run(
         self, until_s: float, progress: Callable[[float], None] | None = None, steps: int = 100
@@ -136,8 +139,9 @@ class Simulation:
         else:
             for node in c.store.nodes.values():
                 c.store.refresh_node(node)
-        c.loop.schedule(0.0, lambda: self._sample(until_s), priority=Priority.METRICS,
-                        label="metrics")
+        c.loop.schedule(
+            0.0, lambda: self._sample(until_s), priority=Priority.METRICS, label="metrics"
+        )
         self.arrivals.schedule_all(self.workloads, until_s)
         on_event = self._check if self.check_invariants else None
         step = until_s / steps if steps else until_s

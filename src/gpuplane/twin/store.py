@@ -36,7 +36,10 @@ class ObjectStore:
         self._index: dict[str, int] = {}
         # free = allocatable - requested, per core resource; schedulable = can take new pods.
         self.free = {k: np.zeros(0, dtype=np.int64) for k in CORE}
+        self.alloc_gpu = np.zeros(0, dtype=np.int64)
         self.schedulable = np.zeros(0, dtype=bool)
+        # Pods that are neither terminal nor deleted (kept in step by the cluster's pod hooks).
+        self.active: set[str] = set()
 
     # ----- nodes -----
     def add_node(self, node: Node) -> None:
@@ -46,6 +49,7 @@ class ObjectStore:
         for k in CORE:
             self.free[k] = np.append(self.free[k], 0)
         self.schedulable = np.append(self.schedulable, False)
+        self.alloc_gpu = np.append(self.alloc_gpu, 0)
         self.refresh_node(node)
 
     def index_of(self, name: str) -> int:
@@ -56,6 +60,7 @@ class ObjectStore:
         i = self._index[node.name]
         alloc = dict(node.allocatable)
         alloc[GPU] = self.gpu_allocatable(node)
+        self.alloc_gpu[i] = alloc[GPU]
         for k in CORE:
             self.free[k][i] = alloc.get(k, 0) - node.requested.get(k, 0)
         self.schedulable[i] = node.ready and not node.unschedulable and not node.lost
@@ -77,6 +82,8 @@ class ObjectStore:
         if pod.uid in self.pods:
             raise ValueError(f"pod uid {pod.uid} exists")
         self.pods[pod.uid] = pod
+        if pod.is_active:
+            self.active.add(pod.uid)
 
     def bind(self, pod: Pod, node: Node, gpu_ids: tuple[int, ...], t_s: float) -> None:
         if pod.node_name is not None:

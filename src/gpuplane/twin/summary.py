@@ -57,8 +57,11 @@ def _pods(sim: Simulation, until_s: float) -> dict[str, Any]:
 
 def _jobs(sim: Simulation) -> dict[str, Any]:
     jobs = list(sim.cluster.store.jobs.values())
-    durations = [j.finished_s - j.created_s for j in jobs
-                 if j.condition == "Complete" and j.finished_s is not None]
+    durations = [
+        j.finished_s - j.created_s
+        for j in jobs
+        if j.condition == "Complete" and j.finished_s is not None
+    ]
     return {
         "total": len(jobs),
         "complete": sum(1 for j in jobs if j.condition == "Complete"),
@@ -74,13 +77,15 @@ def _deployments(sim: Simulation) -> list[dict[str, Any]]:
     for key, d in sorted(store.deployments.items()):
         rs = store.replica_sets[f"{d.namespace}/{d.replica_set}"]
         pods = [store.pods[u] for u in rs.pods]
-        out.append({
-            "name": key,
-            "replicas": d.replicas,
-            "ready": sum(1 for p in pods if p.is_active and p.conditions.get("Ready")),
-            "pods_created": len(pods),
-            "replacements": rs.replacements,
-        })
+        out.append(
+            {
+                "name": key,
+                "replicas": d.replicas,
+                "ready": sum(1 for p in pods if p.is_active and p.conditions.get("Ready")),
+                "pods_created": len(pods),
+                "replacements": rs.replacements,
+            }
+        )
     return out
 
 
@@ -99,16 +104,20 @@ def build_summary(sim: Simulation, until_s: float) -> dict[str, Any]:
         "until_s": until_s,
         "placement": sim.placement_name,
         "events_processed": c.loop.num_processed,
-        "nodes": {"total": len(nodes), "by_pool": dict(sorted(pools.items())),
-                  "ready_at_end": sum(1 for n in nodes if n.ready and not n.lost),
-                  "gpu_ready_at_end": sum(1 for n in nodes if n.gpus_advertised and n.ready)},
+        "nodes": {
+            "total": len(nodes),
+            "by_pool": dict(sorted(pools.items())),
+            "ready_at_end": sum(1 for n in nodes if n.ready and not n.lost),
+            "gpu_ready_at_end": sum(1 for n in nodes if n.gpus_advertised and n.ready),
+        },
         "gpus": {
             "capacity": gpus,
             "allocated_at_end": sum(n.requested.get(GPU, 0) for n in nodes),
             "capacity_gpu_hours": round(capacity_h, 3),
             "allocated_gpu_hours": pods["gpu_hours_allocated"],
             "allocation_ratio": round(pods["gpu_hours_allocated"] / capacity_h, 4)
-            if capacity_h else 0.0,
+            if capacity_h
+            else 0.0,
         },
         "pods": pods,
         "jobs": _jobs(sim),

@@ -7,29 +7,58 @@ from gpuplane.twin.placement import ClusterSnapshot, NodeView, PendingPod
 from gpuplane.twin.spec import Taint, Toleration
 
 
-def snap(free_gpu: list[int], *, taints: dict[int, Taint] | None = None,
-         cordoned: set[int] | None = None, labels: dict[int, dict[str, str]] | None = None,
-         groups: dict[str, tuple[int, int]] | None = None) -> ClusterSnapshot:
+def snap(
+    free_gpu: list[int],
+    *,
+    taints: dict[int, Taint] | None = None,
+    cordoned: set[int] | None = None,
+    labels: dict[int, dict[str, str]] | None = None,
+    groups: dict[str, tuple[int, int]] | None = None,
+) -> ClusterSnapshot:
     n = len(free_gpu)
     nodes = tuple(
-        NodeView(name=f"n{i}", labels=(labels or {}).get(i, {}),
-                 taints=((taints or {})[i],) if i in (taints or {}) else (),
-                 unschedulable=i in (cordoned or set()), ready=True, free_other={})
+        NodeView(
+            name=f"n{i}",
+            labels=(labels or {}).get(i, {}),
+            taints=((taints or {})[i],) if i in (taints or {}) else (),
+            unschedulable=i in (cordoned or set()),
+            ready=True,
+            free_other={},
+        )
         for i in range(n)
     )
     free = {
-        "cpu": np.full(n, 64_000), "memory": np.full(n, 512 * 2**30),
-        "nvidia.com/gpu": np.array(free_gpu), "pods": np.full(n, 110),
+        "cpu": np.full(n, 64_000),
+        "memory": np.full(n, 512 * 2**30),
+        "nvidia.com/gpu": np.array(free_gpu),
+        "pods": np.full(n, 110),
     }
-    return ClusterSnapshot(nodes=nodes, free=free, schedulable=np.ones(n, dtype=bool),
-                           pod_groups=groups or {})
+    return ClusterSnapshot(
+        nodes=nodes, free=free, schedulable=np.ones(n, dtype=bool), pod_groups=groups or {}
+    )
 
 
-def pod(uid: str, gpus: int, *, prio: int = 0, t: float = 0.0, group: str | None = None,
-        sel: dict[str, str] | None = None, tol: tuple[Toleration, ...] = ()) -> PendingPod:
-    return PendingPod(uid=uid, key=f"ns/{uid}", requests={"nvidia.com/gpu": gpus, "cpu": 1000},
-                      priority=prio, created_s=t, node_selector=sel or {}, tolerations=tol,
-                      affinity=None, pod_group=group)
+def pod(
+    uid: str,
+    gpus: int,
+    *,
+    prio: int = 0,
+    t: float = 0.0,
+    group: str | None = None,
+    sel: dict[str, str] | None = None,
+    tol: tuple[Toleration, ...] = (),
+) -> PendingPod:
+    return PendingPod(
+        uid=uid,
+        key=f"ns/{uid}",
+        requests={"nvidia.com/gpu": gpus, "cpu": 1000},
+        priority=prio,
+        created_s=t,
+        node_selector=sel or {},
+        tolerations=tol,
+        affinity=None,
+        pod_group=group,
+    )
 
 
 def test_first_fit_order_and_charging() -> None:
@@ -45,8 +74,12 @@ def test_priority_beats_age() -> None:
 
 
 def test_fit_error_text_like_kube_scheduler() -> None:
-    s = snap([1, 8, 8, 8], taints={1: Taint("nvidia.com/gpu", "b200", "NoSchedule")},
-             cordoned={2}, labels={0: {"zone": "a"}, 3: {"zone": "b"}})
+    s = snap(
+        [1, 8, 8, 8],
+        taints={1: Taint("nvidia.com/gpu", "b200", "NoSchedule")},
+        cordoned={2},
+        labels={0: {"zone": "a"}, 3: {"zone": "b"}},
+    )
     d = FirstFitPlacement().decide(s, [pod("x", 2, sel={"zone": "a"})])
     assert d.unschedulable[0].message == (
         "0/4 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match Pod's "

@@ -9,8 +9,15 @@ from gpuplane.twin.spec import PodTemplate, QosClass
 
 
 def make_pod(phase: PodPhase) -> Pod:
-    pod = Pod(uid="u", name="p", namespace="ns", template=PodTemplate(), requests={},
-              qos=QosClass.BEST_EFFORT, created_s=0.0)
+    pod = Pod(
+        uid="u",
+        name="p",
+        namespace="ns",
+        template=PodTemplate(),
+        requests={},
+        qos=QosClass.BEST_EFFORT,
+        created_s=0.0,
+    )
     pod.phase = phase
     return pod
 

@@ -38,16 +38,32 @@ class DeploymentController:
         self.c.store.deployments[f"{spec.namespace}/{name}"] = DeploymentState(
             name, spec.namespace, spec.replicas, rs_name, workload
         )
-        self.c.emit("Deployment", name, "ScalingReplicaSet",
-                    f"Scaled up replica set {rs_name} to {spec.replicas}", namespace=spec.namespace)
-        self.replica_sets.add(ReplicaSetState(
-            name=rs_name, namespace=spec.namespace, template=spec.template,
-            replicas=spec.replicas, workload=workload,
-            owner=OwnerRef("Deployment", name, spec.namespace), pod_hash=pod_hash,
-        ))
+        self.c.emit(
+            "Deployment",
+            name,
+            "ScalingReplicaSet",
+            f"Scaled up replica set {rs_name} to {spec.replicas}",
+            namespace=spec.namespace,
+        )
+        self.replica_sets.add(
+            ReplicaSetState(
+                name=rs_name,
+                namespace=spec.namespace,
+                template=spec.template,
+                replicas=spec.replicas,
+                workload=workload,
+                owner=OwnerRef("Deployment", name, spec.namespace),
+                pod_hash=pod_hash,
+            )
+        )
 
     def create_replica_set(self, spec: ReplicaSetSpec, name: str, workload: str) -> None:
-        self.replica_sets.add(ReplicaSetState(
-            name=name, namespace=spec.namespace, template=spec.template,
-            replicas=spec.replicas, workload=workload,
-        ))
+        self.replica_sets.add(
+            ReplicaSetState(
+                name=name,
+                namespace=spec.namespace,
+                template=spec.template,
+                replicas=spec.replicas,
+                workload=workload,
+            )
+        )

@@ -22,7 +22,9 @@ KIND = "Job"
 
 
 class JobController:
-    def __init__(self, cluster: Cluster, kubelet: KubeletSim, workloads: dict[str, Workload]) -> None:
+    def __init__(
+        self, cluster: Cluster, kubelet: KubeletSim, workloads: dict[str, Workload]
+    ) -> None:
         self.c = cluster
         self.kubelet = kubelet
         self.workloads = workloads
@@ -32,16 +34,23 @@ class JobController:
         key = f"{job.namespace}/{job.name}"
         self.c.store.jobs[key] = job
         if job.active_deadline_s is not None:
-            self.c.loop.after(job.active_deadline_s, lambda: self._deadline(key),
-                              priority=Priority.CONTROLLER, label=f"deadline job {key}")
+            self.c.loop.after(
+                job.active_deadline_s,
+                lambda: self._deadline(key),
+                priority=Priority.CONTROLLER,
+                label=f"deadline job {key}",
+            )
         self.c.request_sync(KIND, key)
 
     def _counts(self, job: JobState) -> tuple[list[str], int, int]:
         pods = [self.c.store.pods[u] for u in job.pods]
         active = [p.uid for p in pods if p.is_active]
         succeeded = sum(1 for p in pods if p.phase is PodPhase.SUCCEEDED)
-        failed = sum(1 for p in pods if p.phase is PodPhase.FAILED or
-                     (p.is_deleted and p.phase is not PodPhase.SUCCEEDED))
+        failed = sum(
+            1
+            for p in pods
+            if p.phase is PodPhase.FAILED or (p.is_deleted and p.phase is not PodPhase.SUCCEEDED)
+        )
         if job.template.restart_policy is RestartPolicy.ON_FAILURE:
             failed += sum(p.restart_count for p in pods)
         return active, succeeded, failed
@@ -54,7 +63,9 @@ class JobController:
         newly_failed = failed - job.failed
         job.succeeded, job.failed = succeeded, failed
         if failed > job.backoff_limit:
-            self._fail(job, active, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+            self._fail(
+                job, active, "BackoffLimitExceeded", "Job has reached the specified backoff limit"
+            )
             return
         if job.completions is not None and succeeded >= job.completions:
             self._finish(job, "Complete", "Completed", f"Job completed ({succeeded} succeeded)")
@@ -64,7 +75,9 @@ class JobController:
             return
         if newly_failed > 0 and failed > 0:
             s = self.c.settings
-            back_off = min(s.job_backoff_initial_s * 2 ** (failed - 1), s.job_backoff_max_s)
+            back_off = min(
+                s.job_backoff_initial_s * 2.0 ** min(failed - 1, 30), s.job_backoff_max_s
+            )
             job.next_create_s = self.c.now + back_off
         if self.c.now < job.next_create_s:
             self.c.request_sync(KIND, key, delay_s=job.next_create_s - self.c.now)
@@ -78,8 +91,9 @@ class JobController:
 
     def _create(self, job: JobState) -> None:
         workload = self.workloads.get(job.workload)
-        run_s, fails = sample_pod_fate(workload, self.c.rng.stream("pod-runtime"),
-                                       job.run_s_override)
+        run_s, fails = sample_pod_fate(
+            workload, self.c.rng.stream("pod-runtime"), job.run_s_override
+        )
         pod = self.c.create_pod(
             job.template,
             namespace=job.namespace,
@@ -96,8 +110,9 @@ class JobController:
         job.condition = condition
         job.finished_s = self.c.now
         self.c.count(f"jobs_{condition.lower()}")
-        self.c.emit(KIND, job.name, reason, message, namespace=job.namespace,
-                    warning=condition == "Failed")
+        self.c.emit(
+            KIND, job.name, reason, message, namespace=job.namespace, warning=condition == "Failed"
+        )
 
     def _fail(self, job: JobState, active: list[str], reason: str, message: str) -> None:
         for uid in active:

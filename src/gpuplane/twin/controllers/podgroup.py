@@ -30,8 +30,11 @@ class PodGroupController:
 
     def sync(self, key: str) -> None:
         group = self.c.store.pod_groups[key]
-        members = [p for p in self.c.store.pods.values()
-                   if p.pod_group == group.name and p.namespace == group.namespace]
+        members = [
+            p
+            for p in self.c.store.pods.values()
+            if p.pod_group == group.name and p.namespace == group.namespace
+        ]
         live = [p for p in members if not p.is_deleted]
         bound = sum(1 for p in live if p.node_name is not None and p.is_active)
         running = sum(1 for p in live if p.phase is PodPhase.RUNNING)
@@ -51,6 +54,12 @@ class PodGroupController:
         if phase != group.phase:
             if phase == "Scheduled" and group.scheduled_s is None:
                 group.scheduled_s = self.c.now
-            self.c.emit(KIND, group.name, phase, f"PodGroup {group.name} is {phase}",
-                        namespace=group.namespace, warning=phase == "Failed")
+            self.c.emit(
+                KIND,
+                group.name,
+                phase,
+                f"PodGroup {group.name} is {phase}",
+                namespace=group.namespace,
+                warning=phase == "Failed",
+            )
             group.phase = phase

@@ -21,8 +21,9 @@ KIND = "ReplicaSet"
 
 
 class ReplicaSetController:
-    def __init__(self, cluster: Cluster, kubelet: KubeletSim,
-                 workloads: dict[str, Workload]) -> None:
+    def __init__(
+        self, cluster: Cluster, kubelet: KubeletSim, workloads: dict[str, Workload]
+    ) -> None:
         self.c = cluster
         self.kubelet = kubelet
         self.workloads = workloads
@@ -47,10 +48,15 @@ class ReplicaSetController:
                 rs.replacements += diff
                 self.c.count("controller_replacements", diff)
         elif diff < 0:
-            for pod in sorted(active, key=_deletion_rank)[: -diff]:
+            for pod in sorted(active, key=_deletion_rank)[:-diff]:
                 self.kubelet.delete(pod, "Killing", f"Stopping container main ({KIND} scale-down)")
-                self.c.emit(KIND, rs.name, "SuccessfulDelete", f"Deleted pod: {pod.name}",
-                            namespace=rs.namespace)
+                self.c.emit(
+                    KIND,
+                    rs.name,
+                    "SuccessfulDelete",
+                    f"Deleted pod: {pod.name}",
+                    namespace=rs.namespace,
+                )
 
     def _create(self, rs: ReplicaSetState) -> Pod:
         workload = self.workloads.get(rs.workload)
