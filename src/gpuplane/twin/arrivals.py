@@ -8,6 +8,8 @@ another workload's arrival times.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from gpuplane.twin.cluster import Cluster
@@ -64,12 +66,17 @@ class Arrivals:
                     break
                 self.c.loop.schedule(
                     t_s,
-                    lambda w=workload, n=n, r=run_override: self.create(w, n, r),
+                    self._creator(workload, n, run_override),
                     priority=Priority.ARRIVAL,
                     label=f"arrive {workload.name}#{n}",
                 )
                 count += 1
         return count
+
+    def _creator(
+        self, workload: Workload, n: int, run_override: float | None
+    ) -> Callable[[], None]:
+        return lambda: self.create(workload, n, run_override)
 
     def create(self, workload: Workload, n: int, run_override: float | None) -> None:
         obj = workload.obj
