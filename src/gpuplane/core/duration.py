@@ -12,7 +12,7 @@ EXPECTED = "a number of seconds or a duration like 90s, 5m, 1h30m, 2d"
 
 
 def parse_duration_s(value: object) -> float:
-    """Seconds in ``value``; raises InputError (no location) for anything else or a negative value."""
+    """Seconds in ``value``; InputError (no location) for anything else or a negative value."""
     if isinstance(value, bool):
         raise InputError(f"{value!r} is not a duration", expected=EXPECTED)
     if isinstance(value, int | float):
@@ -37,7 +37,7 @@ def format_duration(seconds: float) -> str:
     """Compact human form: ``3725`` -> ``1h2m5s``."""
     if seconds < 60:
         return f"{seconds:g}s"
-    rest = int(round(seconds))
+    rest = round(seconds)
     out = ""
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
         if rest >= size:

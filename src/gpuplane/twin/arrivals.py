@@ -84,10 +84,12 @@ class Arrivals:
         self.c.count("arrivals")
         if isinstance(obj, PodSpecObject):
             run_s, fails = sample_pod_fate(workload, self.c.rng.stream("pod-runtime"), run_override)
+            generated = obj.name.endswith("-")  # metadata.generateName only
             self.c.create_pod(
                 obj.template,
                 namespace=obj.namespace,
-                name=name,
+                name=None if generated else name,
+                generate_name=obj.name if generated else None,
                 workload=workload.name,
                 run_s=run_s,
                 will_fail=fails,

@@ -55,11 +55,14 @@ class _NodeRun:
 class OperatorNodeAgent:
     def __init__(
         self,
-        policy: ClusterPolicy,
+        policy: ClusterPolicy | None,
         settings: OperatorSettings,
         faults: tuple[NodeLostFault | GpuXidFault, ...] = (),
     ) -> None:
-        self.policy = policy
+        # No ClusterPolicy: a pre-provisioned cluster (driver in the image, device plugin and
+        # GFD deployed by hand): GPUs and labels are there from t = 0; faults still apply.
+        self.static = policy is None
+        self.policy = policy or ClusterPolicy()
         self.settings = settings
         self.faults = faults
         self.runs: dict[str, _NodeRun] = {}
@@ -70,6 +73,15 @@ class OperatorNodeAgent:
     # ----- setup -----
     def start(self, cluster: Cluster, kubelet: KubeletSim, until_s: float) -> None:
         self.c, self.kubelet = cluster, kubelet
+        if self.static:
+            for node in cluster.store.nodes.values():
+                self.runs[node.name] = _NodeRun(state=GpuNodeState.READY)
+                node.gpus_advertised = True
+                node.labels.update(gfd_labels(node.topology, machine=node.topology.machine))
+                cluster.store.refresh_node(node)
+            cluster.generation += 1
+            self._plan_faults(until_s)
+            return
         for node in cluster.store.nodes.values():
             node.gpus_advertised = False
             node.gpu_state = GpuNodeState.JOINING.value
@@ -184,6 +196,28 @@ class OperatorNodeAgent:
             run.pending.cancel()
         self._apply(node, restart_driver(run.state))
 
+    def summary(self) -> dict[str, object]:
+        states: dict[str, int] = {}
+        upgrade: dict[str, int] = {}
+        for name, run in sorted(self.runs.items()):
+            states[run.state.value] = states.get(run.state.value, 0) + 1
+            label = self._c().store.nodes[name].upgrade_state or "(none)"
+            upgrade[label] = upgrade.get(label, 0) + 1
+        out: dict[str, object] = {
+            "mode": "pre-provisioned" if self.static else "gpu-operator",
+            "nodes_by_state": dict(sorted(states.items())),
+        }
+        if not self.static:
+            out["driver_version"] = self.policy.driver.version
+            out["nodes_by_upgrade_state"] = dict(sorted(upgrade.items()))
+            if self.upgrades is not None:
+                out["upgrade_controller"] = {
+                    "reconciles": self.upgrades.num_reconciles,
+                    "max_nodes_in_progress": self.upgrades.max_in_progress,
+                    "max_nodes_unavailable": self.upgrades.max_unavailable_seen,
+                }
+        return out
+
     def update_policy(self, policy: ClusterPolicy) -> None:
         """The ClusterPolicy changed (e.g. a new driver version): the upgrade controller reacts."""
         c = self._c()
@@ -210,7 +244,17 @@ class OperatorNodeAgent:
                 run.pending.cancel()
             node.lost = True
             run.lost_generation += 1
-            self._apply(node, lose_node(run.state), advance=False)
+            if self.static:
+                c.emit(
+                    "Node",
+                    node.name,
+                    "NodeNotReady",
+                    "Node is not ready: kubelet stopped posting node status",
+                    warning=True,
+                )
+                c.node_refresh(node, static=True)
+            else:
+                self._apply(node, lose_node(run.state), advance=False)
             generation = run.lost_generation
             c.loop.after(
                 c.settings.node_monitor_grace_s,
@@ -223,7 +267,10 @@ class OperatorNodeAgent:
             node.ready = True
             node.taints = [t for t in node.taints if t != UNREACHABLE_TAINT]
             self._evict_all(node, "NodeLost", "node rebooted; its pods were lost")
-            self._apply(node, recover_node(run.state))
+            if self.static:
+                c.emit("Node", node.name, "NodeReady", "Node is ready again")
+            else:
+                self._apply(node, recover_node(run.state))
             c.node_refresh(node, static=True)
         elif ev.kind is FaultEventKind.GPU_XID:
             self._xid(node, ev)

@@ -35,6 +35,8 @@ class NodeAgent(Protocol):
 
     def start(self, cluster: Cluster, kubelet: KubeletSim, until_s: float) -> None: ...
 
+    def summary(self) -> dict[str, object]: ...
+
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
@@ -152,6 +154,8 @@ class Simulation:
             if progress is not None:
                 progress(t)
         summary = build_summary(self, until_s)
+        if self.node_agent is not None:
+            summary["gpu_operator"] = self.node_agent.summary()
         return RunResult(
             seed=c.seed,
             until_s=until_s,

@@ -3,17 +3,23 @@ manifests (translated by ``gpuplane.k8s.manifests``), how often they arrive and 
 run. The twin never reads YAML itself; the loaders fill these in.
 
 Resource quantities are canonical integers: ``cpu`` in millicores, ``memory`` and
-``ephemeral-storage`` in bytes, every other resource (``nvidia.com/gpu``, ``nvidia.com/mig-1g.10gb``,
-``pods``) as a count.
+``ephemeral-storage`` in bytes, every other resource (``nvidia.com/gpu``,
+``nvidia.com/mig-1g.10gb``, ``pods``) as a count.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from gpuplane.topology.model import NodeTopology
+
+if TYPE_CHECKING:
+    from gpuplane.operator.cluster_policy import ClusterPolicy
+    from gpuplane.operator.faults import GpuXidFault, NodeLostFault
+    from gpuplane.operator.settings import OperatorSettings
+    from gpuplane.twin.settings import TwinSettings
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -147,7 +153,7 @@ class ArriveAt:
 
 @dataclass(frozen=True, slots=True)
 class ArrivePoisson:
-    """Copies are created by a Poisson process (``rate_per_s``), from ``start_s``, at most ``count``."""
+    """Copies created by a Poisson process (``rate_per_s``) from ``start_s``, ``count`` at most."""
 
     rate_per_s: float
     count: int
@@ -191,7 +197,7 @@ Duration = FixedDuration | ExponentialDuration | UntilEnd
 
 @dataclass(frozen=True, slots=True)
 class Workload:
-    """One entry of the scenario's ``workloads``: an object, its arrivals and its pods' run times."""
+    """One entry of the scenario's ``workloads``: an object, its arrivals, its pods' run times."""
 
     name: str
     obj: WorkloadObject
@@ -216,3 +222,25 @@ class NodePoolSpec:
     taints: tuple[Taint, ...] = ()
     # Node allocatable before GPUs are advertised: cpu (milli), memory (bytes), pods, ...
     allocatable: Resources = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioSpec:
+    """A scenario file, fully read: every manifest translated, every pool's topology resolved.
+
+    Filled in by ``gpuplane.k8s.scenario_loader.load_scenario_spec``. Node pools carry their
+    final allocatable cpu (milli), memory (bytes) and pods: the scenario's override, else the
+    topology's CPUs and memory minus kube/system reserved and the hard eviction threshold.
+    """
+
+    name: str
+    description: str
+    source: str
+    node_pools: tuple[NodePoolSpec, ...]
+    control_plane: TwinSettings
+    cluster_policy: ClusterPolicy | None
+    operator: OperatorSettings
+    workloads: tuple[Workload, ...] = ()
+    faults: tuple[NodeLostFault | GpuXidFault, ...] = ()
+    # (time, the ClusterPolicy from then on), in time order.
+    cluster_policy_updates: tuple[tuple[float, ClusterPolicy], ...] = ()

@@ -44,8 +44,8 @@ def test_example_scenario_loads() -> None:
         ),
         ("name: x\nnode_pools: []\n", ":2: node_pools: List should have at least 1 item"),
         (
-            "name: x\nworkloads: []\nnode_pools:\n  - {name: a, preset: p, count: 1}\n",
-            ":2: workloads: unknown key 'workloads'",
+            "name: x\njobs: []\nnode_pools:\n  - {name: a, preset: p, count: 1}\n",
+            ":2: jobs: unknown key 'jobs'",
         ),
     ],
 )

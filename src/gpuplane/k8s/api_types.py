@@ -1,0 +1,153 @@
+"""Pydantic mirrors of the Kubernetes core API types a workload manifest is built from.
+
+Every field of the real type is accepted, so the YAML users deploy loads unchanged; a key that is
+not a real field (a typo) is rejected. Fields the twin does not model (image, env, probes,
+volumes, securityContext, ...) are kept as ``Any`` and not checked further.
+
+Field lists checked against kubernetes/api ``core/v1/types_swagger_doc_generated.go`` @ 324d094b
+(``map_PodSpec``, ``map_EphemeralContainerCommon`` - "a copy of all fields in Container",
+``map_PodTemplateSpec``) and kubernetes/apimachinery ``pkg/apis/meta/v1/types.go`` @ 048d7833
+(``ObjectMeta``), all read through the code index. ``workloadRef`` is the v1.35 alpha spelling of
+what the newest types call ``schedulingGroup``; both are accepted.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StrictStr
+
+
+def _whole_number(value: object) -> object:
+    # kubectl turns YAML into JSON through float64, so `replicas: 2.0` reaches the API server as 2;
+    # a boolean never becomes a number.
+    if isinstance(value, bool):
+        raise ValueError(f"expected an integer, got {value!r}")
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Int32 = Annotated[StrictInt, BeforeValidator(_whole_number), Field(ge=-(2**31), le=2**31 - 1)]
+Int64 = Annotated[StrictInt, BeforeValidator(_whole_number), Field(ge=-(2**63), le=2**63 - 1)]
+# intstr.IntOrString (maxSurge: 1 or "25%").
+IntOrString = Annotated[StrictInt | StrictStr, BeforeValidator(_whole_number)]
+
+
+class K8sModel(BaseModel):
+    """A Kubernetes API type: camelCase keys, unknown keys rejected, nulls allowed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
+
+
+class ObjectMeta(K8sModel):
+    name: StrictStr | None = None
+    generate_name: StrictStr | None = Field(default=None, alias="generateName")
+    namespace: StrictStr | None = None
+    self_link: Any = Field(default=None, alias="selfLink")
+    uid: Any = None
+    resource_version: Any = Field(default=None, alias="resourceVersion")
+    generation: Any = None
+    creation_timestamp: Any = Field(default=None, alias="creationTimestamp")
+    deletion_timestamp: Any = Field(default=None, alias="deletionTimestamp")
+    deletion_grace_period_seconds: Any = Field(default=None, alias="deletionGracePeriodSeconds")
+    labels: dict[str, StrictStr] | None = None
+    annotations: dict[str, StrictStr] | None = None
+    owner_references: Any = Field(default=None, alias="ownerReferences")
+    finalizers: Any = None
+    managed_fields: Any = Field(default=None, alias="managedFields")
+
+
+class ResourceRequirements(K8sModel):
+    limits: dict[str, Any] | None = None
+    requests: dict[str, Any] | None = None
+    claims: Any = None
+
+
+class Container(K8sModel):
+    name: StrictStr = Field(description="The container name (a DNS label).")
+    image: Any = None
+    command: Any = None
+    args: Any = None
+    working_dir: Any = Field(default=None, alias="workingDir")
+    ports: Any = None
+    env_from: Any = Field(default=None, alias="envFrom")
+    env: Any = None
+    resources: ResourceRequirements | None = None
+    resize_policy: Any = Field(default=None, alias="resizePolicy")
+    restart_policy: StrictStr | None = Field(default=None, alias="restartPolicy")
+    restart_policy_rules: Any = Field(default=None, alias="restartPolicyRules")
+    volume_mounts: Any = Field(default=None, alias="volumeMounts")
+    volume_devices: Any = Field(default=None, alias="volumeDevices")
+    liveness_probe: Any = Field(default=None, alias="livenessProbe")
+    readiness_probe: Any = Field(default=None, alias="readinessProbe")
+    startup_probe: Any = Field(default=None, alias="startupProbe")
+    lifecycle: Any = None
+    termination_message_path: Any = Field(default=None, alias="terminationMessagePath")
+    termination_message_policy: Any = Field(default=None, alias="terminationMessagePolicy")
+    image_pull_policy: Any = Field(default=None, alias="imagePullPolicy")
+    security_context: Any = Field(default=None, alias="securityContext")
+    stdin: Any = None
+    stdin_once: Any = Field(default=None, alias="stdinOnce")
+    tty: Any = None
+
+
+class Toleration(K8sModel):
+    key: StrictStr | None = None
+    operator: StrictStr | None = None
+    value: StrictStr | None = None
+    effect: StrictStr | None = None
+    toleration_seconds: Int64 | None = Field(default=None, alias="tolerationSeconds")
+
+
+class PodSpec(K8sModel):
+    volumes: Any = None
+    init_containers: list[Container] | None = Field(default=None, alias="initContainers")
+    containers: list[Container] | None = None
+    ephemeral_containers: Any = Field(default=None, alias="ephemeralContainers")
+    restart_policy: StrictStr | None = Field(default=None, alias="restartPolicy")
+    termination_grace_period_seconds: Int64 | None = Field(
+        default=None, alias="terminationGracePeriodSeconds"
+    )
+    active_deadline_seconds: Int64 | None = Field(default=None, alias="activeDeadlineSeconds")
+    dns_policy: Any = Field(default=None, alias="dnsPolicy")
+    node_selector: dict[str, StrictStr] | None = Field(default=None, alias="nodeSelector")
+    service_account_name: Any = Field(default=None, alias="serviceAccountName")
+    service_account: Any = Field(default=None, alias="serviceAccount")
+    automount_service_account_token: Any = Field(default=None, alias="automountServiceAccountToken")
+    node_name: StrictStr | None = Field(default=None, alias="nodeName")
+    host_network: Any = Field(default=None, alias="hostNetwork")
+    host_pid: Any = Field(default=None, alias="hostPID")
+    host_ipc: Any = Field(default=None, alias="hostIPC")
+    share_process_namespace: Any = Field(default=None, alias="shareProcessNamespace")
+    security_context: Any = Field(default=None, alias="securityContext")
+    image_pull_secrets: Any = Field(default=None, alias="imagePullSecrets")
+    hostname: Any = None
+    subdomain: Any = None
+    affinity: dict[str, Any] | None = None
+    scheduler_name: StrictStr | None = Field(default=None, alias="schedulerName")
+    tolerations: list[Toleration] | None = None
+    host_aliases: Any = Field(default=None, alias="hostAliases")
+    priority_class_name: StrictStr | None = Field(default=None, alias="priorityClassName")
+    priority: Int32 | None = None
+    dns_config: Any = Field(default=None, alias="dnsConfig")
+    readiness_gates: Any = Field(default=None, alias="readinessGates")
+    runtime_class_name: Any = Field(default=None, alias="runtimeClassName")
+    enable_service_links: Any = Field(default=None, alias="enableServiceLinks")
+    preemption_policy: StrictStr | None = Field(default=None, alias="preemptionPolicy")
+    overhead: dict[str, Any] | None = None
+    topology_spread_constraints: Any = Field(default=None, alias="topologySpreadConstraints")
+    set_hostname_as_fqdn: Any = Field(default=None, alias="setHostnameAsFQDN")
+    os: Any = None
+    host_users: Any = Field(default=None, alias="hostUsers")
+    scheduling_gates: Any = Field(default=None, alias="schedulingGates")
+    resource_claims: Any = Field(default=None, alias="resourceClaims")
+    resources: Any = None
+    hostname_override: Any = Field(default=None, alias="hostnameOverride")
+    scheduling_group: Any = Field(default=None, alias="schedulingGroup")
+    workload_ref: Any = Field(default=None, alias="workloadRef")
+
+
+class PodTemplateSpec(K8sModel):
+    metadata: ObjectMeta | None = None
+    spec: PodSpec | None = None

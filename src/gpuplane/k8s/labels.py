@@ -1,0 +1,114 @@
+"""Labels and label selectors: validation messages and matching as Kubernetes does them.
+
+Checked against kubernetes/apimachinery (read through the code index): ``pkg/util/validation``
+(``IsQualifiedName``, ``IsValidLabelValue``), ``pkg/apis/meta/v1/validation``
+(``ValidateLabelSelector``, ``ValidateLabels``) and ``pkg/labels/selector.go`` (``In``, ``NotIn``,
+``Exists``, ``DoesNotExist``; every requirement must hold; matchLabels are ``In`` with one value).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
+
+from gpuplane.k8s.field_errors import fail
+from gpuplane.k8s.resources import qualified_name_errors
+
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+class LabelSelectorRequirement(BaseModel):
+    """meta/v1 LabelSelectorRequirement."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    key: StrictStr
+    operator: StrictStr
+    values: list[StrictStr] | None = None
+
+
+class LabelSelector(BaseModel):
+    """meta/v1 LabelSelector."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    match_labels: dict[str, StrictStr] | None = Field(default=None, alias="matchLabels")
+    match_expressions: list[LabelSelectorRequirement] | None = Field(
+        default=None, alias="matchExpressions"
+    )
+
+    def is_empty(self) -> bool:
+        return not self.match_labels and not self.match_expressions
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        for key, value in (self.match_labels or {}).items():
+            if labels.get(key) != value:
+                return False
+        return all(_requirement_holds(r, labels) for r in self.match_expressions or ())
+
+
+def _requirement_holds(req: LabelSelectorRequirement, labels: Mapping[str, str]) -> bool:
+    present = req.key in labels
+    values = set(req.values or ())
+    if req.operator == "In":
+        return present and labels[req.key] in values
+    if req.operator == "NotIn":
+        return not present or labels[req.key] not in values
+    if req.operator == "Exists":
+        return present
+    return not present  # DoesNotExist
+
+
+def label_value_error(value: str) -> str | None:
+    if len(value) > 63:
+        return "must be no more than 63 characters"
+    if not _LABEL_VALUE.match(value):
+        return (
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', "
+            "'_' or '.', and must start and end with an alphanumeric character"
+        )
+    return None
+
+
+def check_labels(labels: Mapping[str, str], path: str) -> None:
+    """``ValidateLabels``: qualified-name keys and label values."""
+    for key, value in labels.items():
+        errors = qualified_name_errors(key)
+        if errors:
+            raise fail(f"label key {key!r}: {errors[0]}", f"{path}.{key}")
+        problem = label_value_error(value)
+        if problem is not None:
+            raise fail(f"label value {value!r}: {problem}", f"{path}.{key}")
+
+
+def check_annotations(annotations: Mapping[str, Any], path: str) -> None:
+    """``ValidateAnnotations``: keys are qualified names (compared in lower case)."""
+    for key in annotations:
+        errors = qualified_name_errors(key.lower())
+        if errors:
+            raise fail(f"annotation key {key!r}: {errors[0]}", f"{path}.{key}")
+
+
+def check_selector(selector: LabelSelector, path: str) -> None:
+    """``ValidateLabelSelector``: operators, values present or absent as the operator needs."""
+    check_labels(selector.match_labels or {}, f"{path}.matchLabels")
+    for i, req in enumerate(selector.match_expressions or ()):
+        where = f"{path}.matchExpressions[{i}]"
+        errors = qualified_name_errors(req.key)
+        if errors:
+            raise fail(f"key {req.key!r}: {errors[0]}", f"{where}.key")
+        if req.operator not in _OPERATORS:
+            raise fail(
+                f"Unsupported value: {req.operator!r}: not a valid selector operator",
+                f"{where}.operator",
+                ", ".join(_OPERATORS),
+            )
+        if req.operator in ("In", "NotIn") and not req.values:
+            raise fail("must be specified when `operator` is 'In' or 'NotIn'", f"{where}.values")
+        if req.operator in ("Exists", "DoesNotExist") and req.values:
+            raise fail(
+                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                f"{where}.values",
+            )

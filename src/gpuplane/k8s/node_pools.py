@@ -1,0 +1,201 @@
+"""Node pools -> ``NodePoolSpec`` with the allocatable the kubelet would report.
+
+Node allocatable = capacity - kube-reserved - system-reserved - the hard eviction threshold,
+floored at zero (kubelet ``pkg/kubelet/cm/node_container_manager_linux.go``,
+GetNodeAllocatableAbsolute; only ``memory.available`` of ``--eviction-hard`` is taken off memory,
+and the kubelet's default ``--eviction-hard`` holds ``memory.available<100Mi``). Capacity comes
+from the topology: CPUs listed in the CPU NUMA nodes (logical CPUs, as cAdvisor counts them) and
+the memory of those nodes. GPU-memory NUMA nodes (GH200) are left out; a pool whose topology does
+not list every CPU or memory size must say ``allocatable:`` itself.
+
+``--kube-reserved`` / ``--system-reserved`` accept ``cpu``, ``memory``, ``ephemeral-storage`` and
+``pid`` (kubelet ``parseResourceList``: anything else "cannot reserve", negatives refused), written
+as the flag takes them (``cpu=500m,memory=1Gi``) or as a mapping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from gpuplane.core.errors import InputError
+from gpuplane.k8s.field_errors import LineOf, fail, relocate
+from gpuplane.k8s.quantity import EXPECTED, Quantity, parse_manifest_quantity
+from gpuplane.k8s.resources import canonical_amount
+from gpuplane.topology.model import NodeTopology
+from gpuplane.topology.resolve import HARDWARE_SUFFIXES, resolve_topology
+from gpuplane.twin.scenario import ControlPlane, NodePool, QuantityText, pool_topology_ref
+from gpuplane.twin.spec import CPU, MEMORY, PODS, NodePoolSpec, Taint
+
+_HARDWARE = tuple(HARDWARE_SUFFIXES) + tuple(s.upper() for s in HARDWARE_SUFFIXES)
+RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")
+EVICTION_SIGNALS = (
+    "memory.available",
+    "nodefs.available",
+    "nodefs.inodesFree",
+    "imagefs.available",
+    "imagefs.inodesFree",
+    "containerfs.available",
+    "containerfs.inodesFree",
+    "pid.available",
+)
+
+
+def _flag_pairs(value: str, sep: str, field: str, example: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in value.split(","))):
+        key, found, amount = part.partition(sep)
+        if not found or not key.strip() or not amount.strip():
+            raise fail(f"{part!r} is not key{sep}value", field, f"a list like {example}")
+        out[key.strip()] = amount.strip()
+    return out
+
+
+def _quantity(value: object, field: str) -> Quantity:
+    try:
+        return parse_manifest_quantity(value)
+    except InputError as err:
+        raise fail(err.problem, field, err.expected) from None
+
+
+def parse_reserved(value: Mapping[str, QuantityText] | str, field: str) -> dict[str, int]:
+    """kubelet --kube-reserved / --system-reserved -> canonical integers."""
+    pairs: Mapping[str, object] = (
+        _flag_pairs(value, "=", field, "cpu=500m,memory=1Gi") if isinstance(value, str) else value
+    )
+    out: dict[str, int] = {}
+    for name, raw in pairs.items():
+        where = f"{field}.{name}"
+        if name not in RESERVABLE:
+            raise fail(f"cannot reserve {name!r} resource", where, ", ".join(RESERVABLE))
+        quantity = _quantity(raw, where)
+        if quantity.sign() < 0:
+            raise fail(f"resource quantity for {name!r} cannot be negative", where)
+        try:
+            out[name] = canonical_amount(name, quantity)
+        except ValueError:
+            raise fail(f"{quantity.text!r} is too large", where, EXPECTED) from None
+    return out
+
+
+def eviction_memory_bytes(value: Mapping[str, str] | str, capacity: int, field: str) -> int:
+    """The ``memory.available`` hard threshold in bytes (a quantity or a percent of capacity)."""
+    pairs = (
+        _flag_pairs(value, "<", field, "memory.available<100Mi")
+        if isinstance(value, str)
+        else dict(value)
+    )
+    for signal in pairs:
+        if signal not in EVICTION_SIGNALS:
+            raise fail(
+                f"unknown eviction signal {signal!r}",
+                f"{field}.{signal}",
+                ", ".join(EVICTION_SIGNALS),
+            )
+    threshold = pairs.get("memory.available")
+    if threshold is None:
+        return 0
+    where = f"{field}.memory.available"
+    if threshold.endswith("%"):
+        try:
+            percent = float(threshold[:-1])
+        except ValueError:
+            percent = -1.0
+        if not 0 <= percent <= 100:
+            raise fail(f"{threshold!r} is not a percentage", where, "e.g. 5%")
+        return int(capacity * percent / 100)
+    quantity = _quantity(threshold, where)
+    if quantity.sign() < 0:
+        raise fail(f"{threshold!r} cannot be negative", where)
+    return quantity.value()
+
+
+def _capacity(topology: NodeTopology) -> tuple[int | None, int | None]:
+    """(cpu millicores, memory bytes) the topology shows for the whole node, None if partial."""
+    numa = topology.cpu_numa_nodes()
+    cpus = None if not numa or any(not n.cpus for n in numa) else sum(len(n.cpus) for n in numa)
+    known = numa and all(n.memory_bytes is not None for n in numa)
+    memory = sum(n.memory_bytes or 0 for n in numa) if known else None
+    return (None if cpus is None else cpus * 1000), memory
+
+
+def _allocatable(
+    pool: NodePool, topology: NodeTopology, control: ControlPlane, path: str
+) -> dict[str, int]:
+    cp_path = "control_plane"
+    reserved = parse_reserved(control.kube_reserved, f"{cp_path}.kube_reserved")
+    for name, amount in parse_reserved(
+        control.system_reserved, f"{cp_path}.system_reserved"
+    ).items():
+        reserved[name] = reserved.get(name, 0) + amount
+    eviction_memory_bytes(control.eviction_hard, 0, f"{cp_path}.eviction_hard")  # check early
+    override = pool.allocatable
+    cpu_cap, mem_cap = _capacity(topology)
+    out: dict[str, int] = {
+        PODS: (override.pods if override and override.pods else control.max_pods)
+    }
+    if override is not None and override.cpu is not None:
+        out[CPU] = _quantity(override.cpu, f"{path}.allocatable.cpu").milli_value()
+    elif cpu_cap is None:
+        raise fail(
+            f"topology {topology.name!r} does not list every CPU of the node",
+            path,
+            "allocatable.cpu (e.g. allocatable: {cpu: 96, memory: 1000Gi})",
+        )
+    else:
+        out[CPU] = max(cpu_cap - reserved.get(CPU, 0), 0)
+    if override is not None and override.memory is not None:
+        out[MEMORY] = _quantity(override.memory, f"{path}.allocatable.memory").value()
+    elif mem_cap is None:
+        raise fail(
+            f"topology {topology.name!r} does not give the memory of every NUMA node",
+            path,
+            "allocatable.memory (e.g. allocatable: {memory: 1000Gi})",
+        )
+    else:
+        evict = eviction_memory_bytes(control.eviction_hard, mem_cap, f"{cp_path}.eviction_hard")
+        out[MEMORY] = max(mem_cap - reserved.get(MEMORY, 0) - evict, 0)
+    for name in (CPU, MEMORY):
+        if out[name] <= 0:
+            raise fail(f"no allocatable {name} left", f"{path}.allocatable", f"{name} > 0")
+    return out
+
+
+def node_pool_spec(
+    pool: NodePool,
+    index: int,
+    scenario_path: Path,
+    control: ControlPlane,
+    line_of: LineOf,
+) -> NodePoolSpec:
+    """One pool with its topology resolved and its allocatable computed."""
+    path = f"node_pools[{index}]"
+    source = str(scenario_path)
+    ref_field = f"{path}.preset" if pool.preset is not None else f"{path}.topology_file"
+    ref = pool_topology_ref(pool, scenario_path)
+    if pool.gpu_model is not None and (pool.preset is not None or ref.endswith(_HARDWARE)):
+        raise relocate(
+            fail(
+                "gpu_model only applies to saved `nvidia-smi topo -m` output",
+                f"{path}.gpu_model",
+                "no gpu_model (presets and hardware YAML files name their GPU model)",
+            ),
+            source,
+            line_of,
+        )
+    try:
+        topology = resolve_topology(ref, gpu_model=pool.gpu_model)
+    except InputError as err:
+        raise relocate(err, source, line_of, ref_field) from None
+    try:
+        allocatable = _allocatable(pool, topology, control, path)
+    except InputError as err:
+        raise relocate(err, source, line_of) from None
+    return NodePoolSpec(
+        name=pool.name,
+        topology=topology,
+        count=pool.count,
+        labels=dict(pool.labels),
+        taints=tuple(Taint(key=t.key, value=t.value, effect=t.effect) for t in pool.taints),
+        allocatable=allocatable,
+    )

@@ -1,0 +1,233 @@
+"""Pod templates (and bare Pods' specs) -> ``gpuplane.twin.spec.PodTemplate``.
+
+Validation and defaulting follow the API server, checked against kubernetes/kubernetes (read
+through the code index): ``pkg/apis/core/v1/defaults.go`` (``SetDefaults_PodSpec``: restartPolicy
+Always, terminationGracePeriodSeconds 30, schedulerName default-scheduler; ``SetDefaults_Pod``:
+requests from limits), ``pkg/apis/core/v1/validation/validation.go`` (``ValidateTolerations``,
+pod ``activeDeadlineSeconds`` in 1..2^31-1, ``validateOverhead``) and the "ephemeral containers
+cannot be set on create" rule. Messages are the upstream ones.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from gpuplane.k8s.api_types import Container, ObjectMeta, PodSpec, PodTemplateSpec
+from gpuplane.k8s.api_types import Toleration as TolerationModel
+from gpuplane.k8s.field_errors import fail
+from gpuplane.k8s.labels import check_annotations, check_labels, label_value_error
+from gpuplane.k8s.resources import container_resources, parse_resource_list, qualified_name_errors
+from gpuplane.twin.cluster import POD_GROUP_LABEL
+from gpuplane.twin.spec import ContainerSpec, PodTemplate, RestartPolicy, Toleration
+
+# scheduler-plugins before v0.24 named the coscheduling label after its old API group.
+LEGACY_POD_GROUP_LABEL = "pod-group.scheduling.sigs.k8s.io"
+DEFAULT_SCHEDULER = "default-scheduler"
+DEFAULT_GRACE_S = 30
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+_EFFECTS: dict[str, TaintEffect] = {
+    "NoSchedule": "NoSchedule",
+    "PreferNoSchedule": "PreferNoSchedule",
+    "NoExecute": "NoExecute",
+}
+_RESTART_POLICIES = tuple(p.value for p in RestartPolicy)
+INT32_MAX = 2**31 - 1
+
+
+def dns_subdomain_error(value: str) -> str | None:
+    if len(value) > 253:
+        return "must be no more than 253 characters"
+    if not _DNS_SUBDOMAIN.match(value):
+        return (
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+            "'-' or '.', and must start and end with an alphanumeric character"
+        )
+    return None
+
+
+def dns_label_error(value: str) -> str | None:
+    if len(value) > 63:
+        return "must be no more than 63 characters"
+    if not _DNS_LABEL.match(value):
+        return (
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
+            "'-', and must start and end with an alphanumeric character"
+        )
+    return None
+
+
+@dataclass(slots=True)
+class Warnings:
+    """Things the twin accepts but does not model: (field path, text), collected while reading."""
+
+    items: list[tuple[str, str]] = field(default_factory=list)
+
+    def add(self, field_path: str, text: str) -> None:
+        self.items.append((field_path, text))
+
+
+def template_labels(meta: ObjectMeta | None, path: str, warnings: Warnings) -> dict[str, str]:
+    """Labels of a pod (template), with the legacy PodGroup label renamed to the current one."""
+    labels = dict(meta.labels or {}) if meta is not None else {}
+    check_labels(labels, f"{path}.labels")
+    if meta is not None and meta.annotations:
+        check_annotations(meta.annotations, f"{path}.annotations")
+    if LEGACY_POD_GROUP_LABEL in labels and POD_GROUP_LABEL not in labels:
+        labels[POD_GROUP_LABEL] = labels.pop(LEGACY_POD_GROUP_LABEL)
+        warnings.add(
+            f"{path}.labels",
+            f"{LEGACY_POD_GROUP_LABEL} is the label of scheduler-plugins before v0.24; read as "
+            f"{POD_GROUP_LABEL}",
+        )
+    return labels
+
+
+def _containers(
+    items: list[Container] | None, path: str, seen: set[str], warnings: Warnings, init: bool
+) -> tuple[ContainerSpec, ...]:
+    out: list[ContainerSpec] = []
+    for i, c in enumerate(items or ()):
+        where = f"{path}[{i}]"
+        problem = dns_label_error(c.name)
+        if problem is not None:
+            raise fail(f"container name {c.name!r}: {problem}", f"{where}.name")
+        if c.name in seen:
+            raise fail(f"Duplicate value: {c.name!r}", f"{where}.name", "unique container names")
+        seen.add(c.name)
+        res = c.resources
+        parsed = container_resources(
+            res.requests if res else None, res.limits if res else None, f"{where}.resources"
+        )
+        if init and c.restart_policy == "Always":
+            warnings.add(where, "a sidecar (restartPolicy: Always) is modelled as init container")
+        out.append(ContainerSpec(name=c.name, requests=parsed.requests, limits=parsed.limits))
+    return tuple(out)
+
+
+def _toleration(t: TolerationModel, where: str) -> Toleration:
+    key, operator, value = t.key or "", t.operator or "Equal", t.value or ""
+    if key and qualified_name_errors(key):
+        raise fail(f"toleration key {key!r}: {qualified_name_errors(key)[0]}", f"{where}.key")
+    if not key and operator != "Exists":
+        raise fail(
+            'operator must be Exists when `key` is empty, which means "match all values and all '
+            'keys"',
+            f"{where}.operator",
+        )
+    if t.toleration_seconds is not None and t.effect != "NoExecute":
+        raise fail("effect must be 'NoExecute' when `tolerationSeconds` is set", f"{where}.effect")
+    if operator == "Exists":
+        if value:
+            raise fail("value must be empty when `operator` is 'Exists'", f"{where}.operator")
+    elif operator == "Equal":
+        problem = label_value_error(value)
+        if problem is not None:
+            raise fail(f"toleration value {value!r}: {problem}", f"{where}.value")
+    else:
+        raise fail(f"Unsupported value: {operator!r}", f"{where}.operator", '"Equal", "Exists"')
+    if t.effect and t.effect not in _EFFECTS:
+        raise fail(f"Unsupported value: {t.effect!r}", f"{where}.effect", ", ".join(_EFFECTS))
+    return Toleration(
+        key=key or None,
+        operator="Exists" if operator == "Exists" else "Equal",
+        value=value or None,
+        effect=_EFFECTS.get(t.effect or ""),
+        toleration_seconds=None if t.toleration_seconds is None else float(t.toleration_seconds),
+    )
+
+
+def _check_scalars(spec: PodSpec, path: str) -> None:
+    if spec.restart_policy is not None and spec.restart_policy not in _RESTART_POLICIES:
+        raise fail(
+            f"Unsupported value: {spec.restart_policy!r}",
+            f"{path}.restartPolicy",
+            ", ".join(f'"{p}"' for p in _RESTART_POLICIES),
+        )
+    grace = spec.termination_grace_period_seconds
+    if grace is not None and grace < 0:
+        field = f"{path}.terminationGracePeriodSeconds"
+        raise fail(f"{grace}: must be greater than or equal to 0", field)
+    deadline = spec.active_deadline_seconds
+    if deadline is not None and not 1 <= deadline <= INT32_MAX:
+        raise fail(
+            f"{deadline}: must be between 1 and {INT32_MAX}, inclusive",
+            f"{path}.activeDeadlineSeconds",
+        )
+    if spec.priority_class_name:
+        problem = dns_subdomain_error(spec.priority_class_name)
+        if problem is not None:
+            raise fail(f"{spec.priority_class_name!r}: {problem}", f"{path}.priorityClassName")
+    if spec.preemption_policy not in (None, "PreemptLowerPriority", "Never"):
+        raise fail(
+            f"Unsupported value: {spec.preemption_policy!r}",
+            f"{path}.preemptionPolicy",
+            '"Never", "PreemptLowerPriority"',
+        )
+    if spec.ephemeral_containers:
+        raise fail("cannot be set on create", f"{path}.ephemeralContainers")
+
+
+def _unmodelled(spec: PodSpec, path: str, warnings: Warnings) -> None:
+    if spec.resources is not None:
+        warnings.add(
+            f"{path}.resources",
+            "pod-level resources (PodLevelResources) are not modelled; the twin uses the "
+            "containers' resources",
+        )
+    if spec.node_name:
+        warnings.add(f"{path}.nodeName", "a preset nodeName is ignored; the twin schedules the pod")
+    if spec.scheduling_gates:
+        warnings.add(f"{path}.schedulingGates", "scheduling gates are not modelled")
+    if spec.active_deadline_seconds is not None:
+        warnings.add(
+            f"{path}.activeDeadlineSeconds",
+            "a pod-level deadline is not modelled (a Job's spec.activeDeadlineSeconds is)",
+        )
+
+
+def translate_template(
+    template: PodTemplateSpec | None, path: str, warnings: Warnings
+) -> PodTemplate:
+    """A PodTemplateSpec (``path`` is its field path, e.g. ``spec.template``) -> PodTemplate."""
+    meta = template.metadata if template is not None else None
+    spec = template.spec if template is not None and template.spec is not None else PodSpec()
+    return translate_pod(meta, spec, f"{path}.metadata", f"{path}.spec", warnings)
+
+
+def translate_pod(
+    meta: ObjectMeta | None, spec: PodSpec, meta_path: str, path: str, warnings: Warnings
+) -> PodTemplate:
+    """A pod's metadata and spec -> PodTemplate, validated and defaulted like the API server."""
+    labels = template_labels(meta, meta_path, warnings)
+    if not spec.containers:
+        raise fail("Required value: a pod needs at least one container", f"{path}.containers")
+    _check_scalars(spec, path)
+    _unmodelled(spec, path, warnings)
+    seen: set[str] = set()
+    containers = _containers(spec.containers, f"{path}.containers", seen, warnings, init=False)
+    init = _containers(spec.init_containers, f"{path}.initContainers", seen, warnings, init=True)
+    node_selector = dict(spec.node_selector or {})
+    check_labels(node_selector, f"{path}.nodeSelector")
+    tolerations = tuple(
+        _toleration(t, f"{path}.tolerations[{i}]") for i, t in enumerate(spec.tolerations or ())
+    )
+    grace = spec.termination_grace_period_seconds
+    return PodTemplate(
+        labels=labels,
+        annotations=dict(meta.annotations or {}) if meta is not None else {},
+        containers=containers,
+        init_containers=init,
+        priority=spec.priority or 0,
+        priority_class_name=spec.priority_class_name or None,
+        scheduler_name=spec.scheduler_name or DEFAULT_SCHEDULER,
+        node_selector=node_selector,
+        tolerations=tolerations,
+        affinity=dict(spec.affinity) if spec.affinity is not None else None,
+        restart_policy=RestartPolicy(spec.restart_policy or RestartPolicy.ALWAYS.value),
+        termination_grace_period_s=float(DEFAULT_GRACE_S if grace is None else grace),
+        overhead=parse_resource_list(spec.overhead, f"{path}.overhead"),
+    )
