@@ -6,17 +6,19 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
-from gpuplane.cli.console import out
+from gpuplane.cli.console import err, out
+from gpuplane.cli.simulate import parse_until, run_twin, write_outputs
 from gpuplane.core.errors import InputError, Location
 from gpuplane.k8s.nrt_manifest import nrt_manifest_yaml
+from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.report.demo import build_demo, write_demo
+from gpuplane.report.run_view import run_summary_view
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.nrt import node_resource_topology
-from gpuplane.topology.resolve import resolve_topology
-from gpuplane.twin.scenario import load_scenario, pool_topology_ref
 
 
 def _fabric(nvswitch: bool, islands: list[list[int]]) -> str:
@@ -59,17 +61,21 @@ def demo_command(
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for the report.")] = Path(
         "out/demo"
     ),
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the twin run.")] = 0,
+    until: Annotated[str, typer.Option(help="Simulated time of the twin run.")] = "8h",
 ) -> None:
-    """Run the main job on SCENARIO: print a summary and write a report to --out."""
-    scenario = load_scenario(scenario_path)
-    topologies: dict[str, NodeTopology] = {}
-    with Progress(transient=True, console=out) as progress:
-        task = progress.add_task("analysing node pools", total=len(scenario.node_pools))
-        for pool in scenario.node_pools:
-            ref = pool_topology_ref(pool, scenario_path)
-            topologies[pool.name] = resolve_topology(ref, gpu_model=pool.gpu_model)
-            progress.advance(task)
-    report = build_demo(scenario, topologies, str(scenario_path))
+    """The main job on SCENARIO: the hardware of every node pool (TP bandwidth, GFD labels,
+    NodeResourceTopology), then a twin run of the whole cluster; prints both summaries and
+    writes the report to --out (the twin's files under --out/twin)."""
+    until_s = parse_until(until)
+    with Progress(transient=True, console=err) as progress:
+        task = progress.add_task("reading the scenario and its hardware", total=None)
+        loaded = load_scenario_spec(scenario_path)
+        progress.update(task, completed=1, total=1)
+    for warning in loaded.warnings:
+        err.print(f"[yellow]warning:[/] {escape(warning)}", markup=True, highlight=False)
+    topologies: dict[str, NodeTopology] = {p.name: p.topology for p in loaded.spec.node_pools}
+    report = build_demo(loaded.scenario, topologies, str(scenario_path))
     try:
         summary = write_demo(report, out_dir)
         for rep in report.pools:
@@ -82,4 +88,10 @@ def demo_command(
             location=Location(source=str(out_dir), field="--out"),
         ) from None
     out.print(_summary_table(summary))
-    out.print(f"report written to {out_dir}/ (summary.json, report.md, pools/*/)")
+    result = run_twin(loaded, seed=seed, until_s=until_s)
+    write_outputs(loaded, result, out_dir / "twin")
+    out.print(run_summary_view(result.summary))
+    out.print(
+        f"report written to {out_dir}/ (summary.json, report.md, pools/*/; the twin run in "
+        f"{out_dir}/twin/: summary.json, events.jsonl, timeseries.csv, resolved-config.yaml)"
+    )

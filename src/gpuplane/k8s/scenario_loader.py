@@ -17,6 +17,7 @@ from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.k8s.cluster_policy import parse_cluster_policy
 from gpuplane.k8s.field_errors import LineOf, relocate, validate_model
 from gpuplane.k8s.node_pools import node_pool_spec
+from gpuplane.k8s.priority import apply_priorities
 from gpuplane.k8s.workload_entries import read_text, workload_specs
 from gpuplane.operator.cluster_policy import ClusterPolicy
 from gpuplane.twin.scenario import ControlPlane, Scenario, resolve_relative
@@ -149,6 +150,7 @@ def load_scenario_spec(path: Path) -> LoadedScenario:
     updates, update_warnings = _policy_updates(scenario, manifest, path, index.line_of)
     policy_warnings.extend(update_warnings)
     workloads, workload_warnings = workload_specs(scenario, path, index.line_of)
+    workloads = apply_priorities(workloads, scenario.priority_classes)
     spec = ScenarioSpec(
         name=scenario.name,
         description=scenario.description,

@@ -239,6 +239,20 @@ class WorkloadEntry(_Model):
         return self
 
 
+class PriorityClassEntry(_Model):
+    """A ``scheduling.k8s.io/v1`` PriorityClass (its top-level fields)."""
+
+    name: str = Field(min_length=1, description="metadata.name, referenced by priorityClassName.")
+    value: int = Field(
+        ge=-2_147_483_648,
+        le=1_000_000_000,
+        description="Priority; user classes may not exceed 1e9.",
+    )
+    globalDefault: bool = Field(default=False, description="Used by pods that name no class.")
+    preemptionPolicy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
+    description: str = ""
+
+
 class PolicyUpdate(_Model):
     """A change to the ClusterPolicy during the run (what ``kubectl patch clusterpolicy`` does)."""
 
@@ -257,6 +271,11 @@ class Scenario(_Model):
     cluster_policy: dict[str, Any] | None = Field(
         default=None, description="A ClusterPolicy manifest, or {path: file.yaml}."
     )
+    priority_classes: list[PriorityClassEntry] = Field(
+        default_factory=list,
+        description="PriorityClasses of the cluster (system-cluster-critical and "
+        "system-node-critical always exist).",
+    )
     cluster_policy_updates: list[PolicyUpdate] = Field(
         default_factory=list, description="ClusterPolicy changes during the run (driver upgrades)."
     )
@@ -273,6 +292,11 @@ class Scenario(_Model):
             dupes = sorted({n for n in names if names.count(n) > 1})
             if dupes:
                 raise ValueError(f"{what} names must be unique; repeated: {', '.join(dupes)}")
+        names = [c.name for c in self.priority_classes]
+        if len(set(names)) != len(names):
+            raise ValueError("priority class names must be unique")
+        if sum(c.globalDefault for c in self.priority_classes) > 1:
+            raise ValueError("at most one priority class may be globalDefault")
         if self.cluster_policy_updates and self.cluster_policy is None:
             raise ValueError("cluster_policy_updates need a cluster_policy to change")
         return self

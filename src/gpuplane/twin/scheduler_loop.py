@@ -160,24 +160,7 @@ class SchedulerLoop:
                 for n in (store.nodes[name] for name in store.node_order)
             )
             self._views = (self.c.generation, views)
-        groups = (
-            {
-                name: (
-                    g.min_member,
-                    sum(
-                        1
-                        for p in store.pods.values()
-                        if p.pod_group == name
-                        and p.namespace == g.namespace
-                        and p.node_name is not None
-                        and p.is_active
-                    ),
-                )
-                for name, g in ((g.name, g) for g in store.pod_groups.values())
-            }
-            if any(p.pod_group for p in ready)
-            else {}
-        )
+        groups = self._pod_groups() if any(p.pod_group for p in ready) else {}
         return ClusterSnapshot(
             nodes=self._views[1],
             free={k: v.copy() for k, v in store.free.items()},
@@ -185,6 +168,23 @@ class SchedulerLoop:
             pod_groups=groups,
             generation=self.c.generation,
         )
+
+    def _pod_groups(self) -> dict[str, tuple[int, int]]:
+        """Per PodGroup: minMember and how many member pods are assigned to a node.
+
+        As coscheduling counts them (CalculateAssignedPods over the pod lister): every pod of
+        the group that still exists and has a node, whatever its phase.
+        """
+        store = self.c.store
+        assigned: dict[tuple[str, str], int] = {}
+        for p in store.pods.values():
+            if p.pod_group is not None and p.node_name is not None and not p.is_deleted:
+                key = (p.namespace, p.pod_group)
+                assigned[key] = assigned.get(key, 0) + 1
+        return {
+            g.name: (g.min_member, assigned.get((g.namespace, g.name), 0))
+            for g in store.pod_groups.values()
+        }
 
     @staticmethod
     def _view(pod: Pod) -> PendingPod:

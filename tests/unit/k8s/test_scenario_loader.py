@@ -142,10 +142,11 @@ def test_example_scenario_loads() -> None:
     loaded = load_scenario_spec(REPO / "examples/scenario.yaml")
     pools = {p.name: p for p in loaded.spec.node_pools}
     assert len(pools) == len(loaded.scenario.node_pools) >= 9
-    # Derived: 224 logical CPUs, 2 TiB minus the kubelet's 100Mi hard eviction threshold.
+    # Derived: 224 logical CPUs and 2 TiB, minus kube_reserved (500m, 1Gi) and the kubelet's
+    # 100Mi hard eviction threshold.
     assert pools["h100-train"].allocatable == {
-        "cpu": 224_000,
-        "memory": 2 * 1024 * GiB - 100 * MiB,
+        "cpu": 224_000 - 500,
+        "memory": 2 * 1024 * GiB - GiB - 100 * MiB,
         "pods": 110,
     }
     assert pools["h100-della"].allocatable == {"cpu": 96_000, "memory": 1000 * GiB, "pods": 110}

@@ -1,0 +1,80 @@
+"""The end-of-run summary as terminal tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+
+
+def _kv(title: str, rows: list[tuple[str, object]]) -> Table:
+    table = Table(title=title, show_header=False, title_justify="left")
+    table.add_column("", style="bold")
+    table.add_column("", justify="right")
+    for key, value in rows:
+        table.add_row(key, str(value))
+    return table
+
+
+def run_summary_view(summary: dict[str, Any]) -> RenderableType:
+    gpus, pods, jobs = summary["gpus"], summary["pods"], summary["jobs"]
+    lat = pods["scheduling_latency_s"]
+    parts: list[RenderableType] = [
+        _kv(
+            f"{summary['scenario']} (seed {summary['seed']}, {summary['until_s']:g} s, "
+            f"{summary['events_processed']:,} events)",
+            [
+                (
+                    "nodes (ready at end)",
+                    f"{summary['nodes']['total']} ({summary['nodes']['ready_at_end']})",
+                ),
+                ("GPUs", gpus["capacity"]),
+                (
+                    "GPU-hours allocated / capacity",
+                    f"{gpus['allocated_gpu_hours']:,} / "
+                    f"{gpus['capacity_gpu_hours']:,} ({gpus['allocation_ratio']:.1%})",
+                ),
+                ("pods created", pods["created"]),
+                ("pods at end", ", ".join(f"{k} {v}" for k, v in pods["at_end"].items())),
+                ("container restarts", pods["restarts"]),
+                ("pods replaced by controllers", pods["replacements_by_controllers"]),
+                ("scheduling latency p50 / p99 (s)", f"{lat['p50']} / {lat['p99']}"),
+                (
+                    "jobs complete / failed / active",
+                    f"{jobs['complete']} / {jobs['failed']} / {jobs['active']}",
+                ),
+            ],
+        )
+    ]
+    if summary["deployments"]:
+        table = Table(title="Deployments", title_justify="left")
+        for col in ("name", "replicas", "ready", "pods created", "replacements"):
+            table.add_column(col)
+        for d in summary["deployments"]:
+            table.add_row(
+                d["name"],
+                str(d["replicas"]),
+                str(d["ready"]),
+                str(d["pods_created"]),
+                str(d["replacements"]),
+            )
+        parts.append(table)
+    operator = summary.get("gpu_operator")
+    if operator:
+        rows: list[tuple[str, object]] = [("mode", operator["mode"])]
+        rows += [(f"nodes {k}", v) for k, v in operator["nodes_by_state"].items()]
+        rows += [
+            (f"upgrade state {k}", v) for k, v in operator.get("nodes_by_upgrade_state", {}).items()
+        ]
+        for k, v in operator.get("upgrade_controller", {}).items():
+            rows.append((k.replace("_", " "), v))
+        parts.append(_kv("GPU Operator", rows))
+    if pods["pending_reasons_at_end"]:
+        table = Table(title="Why pods are still pending", title_justify="left")
+        table.add_column("pods", justify="right")
+        table.add_column("last FailedScheduling message")
+        for r in pods["pending_reasons_at_end"]:
+            table.add_row(str(r["pods"]), r["message"])
+        parts.append(table)
+    return Group(*parts)
