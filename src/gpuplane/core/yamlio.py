@@ -10,26 +10,20 @@ keys when a key is unknown.
 from __future__ import annotations
 
 import re
-import types
-from typing import Any, TypeVar, Union, get_args, get_origin
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.validation import field_path, validate_model
 
 M = TypeVar("M", bound=BaseModel)
 
+__all__ = ["LineIndex", "field_path", "parse_yaml", "validate_yaml"]
+
 # The last component of a field path: ".key", "[3]" or a bare top-level key.
 _LAST_PART = re.compile(r"(\.[^.\[\]]*|\[\d+\]|[^.\[\]]+)$")
-
-
-def field_path(loc: tuple[int | str, ...]) -> str:
-    """``("workloads", 3, "spec")`` -> ``workloads[3].spec``."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
 
 
 class LineIndex:
@@ -114,57 +108,6 @@ def parse_yaml(text: str, source: str) -> tuple[yaml.Node | None, Any]:
             loader.dispose()
 
 
-def _inner_model(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    if get_origin(annotation) in (list, dict, Union, types.UnionType):
-        for arg in get_args(annotation):
-            found = _inner_model(arg)
-            if found is not None:
-                return found
-    return None
-
-
-def _model_at(root: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
-    """The pydantic model that describes the value at ``loc`` (lists, dicts, None unwrapped)."""
-    model = root
-    for part in loc:
-        info = model.model_fields.get(str(part))
-        if info is None:
-            # A list index or a free-form dict key: stay on the model of the container's items.
-            continue
-        inner = _inner_model(info.annotation)
-        if inner is None:
-            return None
-        model = inner
-    return model
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def describe_error(root: type[BaseModel], error: Any) -> tuple[str, str | None]:
-    """(problem, expected) in words a user can act on, from one pydantic error."""
-    loc, kind, msg = tuple(error["loc"]), error["type"], str(error["msg"])
-    if kind == "missing":
-        model = _model_at(root, loc[:-1])
-        info = model.model_fields.get(str(loc[-1])) if model is not None else None
-        return f"required key {loc[-1]!r} is missing", (
-            f"{loc[-1]}: {info.description}" if info and info.description else None
-        )
-    if kind in ("extra_forbidden", "model_type"):
-        model = _model_at(root, loc if kind == "model_type" else loc[:-1])
-        keys = ", ".join(model.model_fields) if model is not None else None
-        if kind == "extra_forbidden":
-            return f"unknown key {loc[-1]!r}", (f"one of {keys}" if keys else None)
-        return f"got {_short(error['input'])}", (f"a mapping with keys {keys}" if keys else None)
-    if msg.startswith("Input should be "):
-        return f"got {_short(error['input'])}", msg.removeprefix("Input should be ")
-    return msg.removeprefix("Value error, "), None
-
-
 def validate_yaml(model: type[M], text: str, source: str, *, what: str | None = None) -> M:
     """Parse YAML ``text`` and validate it as ``model``; any mistake is a located InputError.
 
@@ -179,17 +122,7 @@ def validate_yaml(model: type[M], text: str, source: str, *, what: str | None = 
         )
     index = LineIndex(node, source)
     try:
-        return model.model_validate(data)
-    except ValidationError as err:
-        # An unknown key is usually a typo that also makes a required key "missing": name it first.
-        errors = sorted(err.errors(include_url=False), key=lambda e: e["type"] != "extra_forbidden")
-        first = errors[0]
-        field = field_path(tuple(first["loc"]))
-        problem, expected = describe_error(model, first)
-        if err.error_count() > 1:
-            problem += f" (first of {err.error_count()} problems)"
-        loc = Location(source, index.line_of(field), field or None)
-        raise InputError(problem, expected=expected, location=loc) from None
+        return validate_model(model, data)
     except InputError as err:
         field = err.location.field or ""
         loc = Location(source, index.line_of(field), field or None)

@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from pydantic import field_validator as _field_validator
 
 from gpuplane.core.errors import InputError, Location
-from gpuplane.core.yamlio import LineIndex, describe_error, field_path, parse_yaml
+from gpuplane.core.validation import describe_error
+from gpuplane.core.yamlio import LineIndex, field_path, parse_yaml
 from gpuplane.operator import cluster_policy as cp
 from gpuplane.operator.selector import parse_label_selector
 

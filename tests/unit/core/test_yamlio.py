@@ -26,7 +26,7 @@ class Doc(BaseModel):
         ),
         (
             "items:\n  - x: 1\n  - y: 2\n    x: 3\n",
-            "f.yaml:3: items[1].y: unknown key 'y'; expected one of x",
+            "f.yaml:3: items[1].y: unknown key 'y' (not a field of Item); expected one of x",
         ),
         ("items: [\n", "f.yaml:2: YAML syntax error"),
         ("items:\n  - {}\n", "f.yaml:2: items[0].x: required key 'x' is missing"),

@@ -31,7 +31,7 @@ def test_example_scenario_loads() -> None:
         ),
         (
             "name: x\nnode_pools:\n  - name: a\n    preset: p\n    count: 1\n    colour: red\n",
-            ":6: node_pools[0].colour: unknown key 'colour'; expected one of name, preset",
+            ":6: node_pools[0].colour: unknown key 'colour' (not a field of NodePool)",
         ),
         (
             "name: x\nnode_pools:\n  - name: Bad_Name\n    preset: p\n    count: 1\n",
