@@ -15,6 +15,7 @@ from rich.markup import escape
 from gpuplane import __version__
 from gpuplane.cli.console import err
 from gpuplane.cli.demo import demo_command
+from gpuplane.cli.kubelet import kubelet_app
 from gpuplane.cli.simulate import simulate_command
 from gpuplane.cli.topo import topo_app
 from gpuplane.core.errors import GpuplaneError
@@ -30,6 +31,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(topo_app, name="topo")
+app.add_typer(kubelet_app, name="kubelet")
 app.command("demo")(demo_command)
 app.command("simulate")(simulate_command)
 

@@ -164,3 +164,24 @@ def test_demo_writes_a_reproducible_report(
     h100 = next(p for p in summary["pools"] if p["name"] == "h100-train")
     assert all(r["spread"] == 1.0 for r in h100["tensor_parallel"])
     assert "report written" in capsys.readouterr().out
+
+
+def test_kubelet_merge_hints_from_stdin(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    case = {
+        "policy": "single-numa-node",
+        "numa_nodes": [0, 1],
+        "providers_hints": [{"gpu": [{"affinity": [0, 1], "preferred": True}]}],
+    }
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(case)))
+    assert run(["kubelet", "merge-hints"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "affinity": None,
+        "preferred": False,
+        "admit": False,
+    }
+    monkeypatch.setattr("sys.stdin", io.StringIO("[1, 2"))
+    assert run(["kubelet", "merge-hints"]) == 2

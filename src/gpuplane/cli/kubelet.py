@@ -1,0 +1,23 @@
+"""``gpuplane kubelet``: the kubelet's node-level decisions as check commands."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from gpuplane.cli.console import print_json
+from gpuplane.kubelet.topology_manager.check_case import run_json
+
+kubelet_app = typer.Typer(
+    help="kubelet node-level decisions (Topology Manager).",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@kubelet_app.command("merge-hints")
+def merge_hints_command() -> None:
+    """Read one Topology Manager case (JSON: policy, policy_options, numa_nodes, numa_distances,
+    providers_hints) on stdin; print {"affinity", "preferred", "admit"} as the kubelet decides."""
+    print_json(run_json(sys.stdin.read()))

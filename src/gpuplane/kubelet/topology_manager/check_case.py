@@ -1,0 +1,89 @@
+"""The JSON case format of ``gpuplane kubelet merge-hints`` (the ``merge_cases`` of
+shared/reference/topology-manager-examples.json): parse, run, answer."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpuplane.core.errors import InputError, Location
+from gpuplane.core.validation import validate_model
+from gpuplane.kubelet.topology_manager.bitmask import BitMask
+from gpuplane.kubelet.topology_manager.hints import ProviderHints, TopologyHint
+from gpuplane.kubelet.topology_manager.numa_info import NumaInfo
+from gpuplane.kubelet.topology_manager.policy import (
+    MergeResult,
+    PolicyName,
+    merge_hints,
+    parse_policy_options,
+)
+
+
+class HintIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    affinity: list[int] | None = Field(description="NUMA node ids, or null for any.")
+    preferred: bool
+
+
+class MergeCase(BaseModel):
+    model_config = ConfigDict(extra="ignore")  # cases carry id, source, expected
+    policy: PolicyName
+    policy_options: dict[str, str | bool | int] = Field(default_factory=dict)
+    numa_nodes: list[int] = Field(min_length=1)
+    numa_distances: dict[str, list[int]] | None = None
+    providers_hints: list[dict[str, list[HintIn] | None] | None] = Field(default_factory=list)
+
+
+def _provider(raw: dict[str, list[HintIn] | None] | None) -> ProviderHints:
+    if raw is None:
+        return None
+    return {
+        name: None
+        if hints is None
+        else [
+            TopologyHint(None if h.affinity is None else BitMask.of(h.affinity), h.preferred)
+            for h in hints
+        ]
+        for name, hints in raw.items()
+    }
+
+
+def run_case(case: MergeCase) -> MergeResult:
+    options = parse_policy_options(
+        {
+            k: (str(v).lower() if isinstance(v, bool) else str(v))
+            for k, v in case.policy_options.items()
+        }
+    )
+    distances = None
+    if case.numa_distances is not None:
+        distances = {int(k): v for k, v in case.numa_distances.items()}
+    numa = NumaInfo(tuple(case.numa_nodes), distances)
+    return merge_hints(case.policy, numa, [_provider(p) for p in case.providers_hints], options)
+
+
+def answer(result: MergeResult) -> dict[str, Any]:
+    affinity = result.hint.affinity
+    return {
+        "affinity": None if affinity is None else affinity.nodes(),
+        "preferred": result.hint.preferred,
+        "admit": result.admit,
+    }
+
+
+def run_json(text: str, source: str = "<stdin>") -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(
+            f"not valid JSON: {err.msg}",
+            expected="one JSON object",
+            location=Location(source=source, line=err.lineno),
+        ) from None
+    try:
+        case = validate_model(MergeCase, data)
+    except InputError as err:
+        raise err.located(source) from None
+    return answer(run_case(case))
