@@ -10,6 +10,8 @@ from rich.table import Table
 from gpuplane.cli.console import out, print_json
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.nrt_manifest import nrt_manifest_yaml
+from gpuplane.kubelet.gpu_sets import pick_gpus
+from gpuplane.kubelet.gpuallocator import best_effort
 from gpuplane.report.topology_view import render_topology
 from gpuplane.topology.collective import best_ring, ring_allreduce_cost
 from gpuplane.topology.gfd import format_gfd_labels, gfd_labels
@@ -177,6 +179,52 @@ def ring_command(
         f"all-reduce of {message_mib:g} MiB per GPU: {cost.time_s * 1e3:.3f} ms, "
         f"algbw {cost.algbw_gbps:.1f} GB/s, busbw {cost.busbw_gbps:.1f} GB/s"
     )
+
+
+@topo_app.command("pick")
+def pick_command(
+    ref: RefArg,
+    available: Annotated[str, typer.Option(help="Free GPU indices, e.g. 0,1,2,3.")],
+    size: Annotated[int, typer.Option(min=1, help="How many GPUs the pod needs.")],
+    required: Annotated[str, typer.Option(help="GPUs that must be in the set.")] = "",
+    numa_aligned: Annotated[bool, typer.Option(help="Only sets inside one NUMA node.")] = False,
+    policy: Annotated[
+        str, typer.Option(help="gpuplane, or gpuallocator (NVIDIA's best-effort).")
+    ] = "gpuplane",
+    gpu_model: GpuModelOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Choose the GPUs for a pod on one node (widest ring, NUMA, no stranding)."""
+    topo = resolve_topology(ref, gpu_model=gpu_model)
+    free = _parse_gpu_list(available, topo.num_gpus)
+    req = _parse_gpu_list(required, topo.num_gpus) if required.strip() else []
+    if policy == "gpuplane":
+        pick = pick_gpus(topo, free, size, required=req, numa_aligned=numa_aligned)
+        gpus = list(pick.gpus) if pick else []
+        exact = pick.exact if pick else True
+    elif policy == "gpuallocator":
+        gpus, exact = best_effort(topo, free, req, size), True
+    else:
+        raise InputError(f"--policy {policy!r}", expected="gpuplane or gpuallocator")
+    ring = best_ring(topo, gpus) if gpus else None
+    data = {
+        "policy": policy,
+        "gpus": gpus,
+        "bottleneck_gbps": ring.bottleneck_gbps if ring and len(gpus) > 1 else None,
+        "total_gbps": ring.total_gbps if ring else None,
+        "numa_nodes": sorted({int(n) for g in gpus if (n := topo.gpus[g].numa) is not None}),
+        "exact": exact,
+    }
+    if json_out:
+        print_json(data)
+    elif not gpus:
+        out.print(f"no set of {size} GPUs fits ({policy})")
+    else:
+        bw = data["bottleneck_gbps"]
+        out.print(
+            f"GPUs {gpus} on NUMA {data['numa_nodes']}"
+            + (f", ring bottleneck {bw:g} GB/s per direction" if bw else "")
+        )
 
 
 @topo_app.command("discover")
