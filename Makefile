@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO_OUT ?= out/demo
 
-.PHONY: demo test lint types contracts unit bench bench-twin clean
+.PHONY: demo test lint types contracts unit bench bench-twin bench-gpu-sets clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "gpuplane needs Python 3.11 or newer")'
@@ -42,3 +42,6 @@ clean:
 
 bench-twin: $(STAMP)
 	$(BIN)/python bench/twin_kernel.py
+
+bench-gpu-sets: $(STAMP)
+	$(BIN)/python bench/gpu_sets.py
