@@ -3,7 +3,8 @@
 - A node's ``requested`` equals the sum of the charges of the pods holding resources on it, and
   never exceeds what it can give (cpu, memory, pods; GPUs counted by owner).
 - Every GPU index has at most one owner, owned GPUs are exactly the pods' ``gpu_ids``, and a pod
-  owns as many GPUs as it requests.
+  owns as many GPUs as it requests. A GPU's shares (``gpuplane.io/gpu-milli``) are the sum of its
+  fractional pods' shares, at most 1000, and never on an owned GPU.
 - A pod holds resources on a node iff it is bound, not terminal and not deleted.
 - Every pod ever created is in the store (none lost).
 """
@@ -11,9 +12,9 @@
 from __future__ import annotations
 
 from gpuplane.twin import resources as res
-from gpuplane.twin.objects import Node
+from gpuplane.twin.objects import Node, Pod
 from gpuplane.twin.spec import CPU, GPU, MEMORY, PODS
-from gpuplane.twin.store import ObjectStore
+from gpuplane.twin.store import GPU_MILLI, MILLI_PER_GPU, ObjectStore
 
 
 def _node_violations(store: ObjectStore, node: Node) -> list[str]:
@@ -42,6 +43,27 @@ def _node_violations(store: ObjectStore, node: Node) -> list[str]:
     stray = set(owners) - node.pods
     if stray:
         out.append(f"{node.name}: GPUs owned by pods not on the node: {sorted(stray)}")
+    out.extend(_share_violations(store, node, holders))
+    return out
+
+
+def _share_violations(store: ObjectStore, node: Node, holders: list[Pod]) -> list[str]:
+    out: list[str] = []
+    expected = [0] * node.num_gpus
+    for p in holders:
+        share = store.share_of.get(p.uid)
+        if p.requests.get(GPU_MILLI, 0) != (share[1] if share else 0):
+            out.append(f"{p.key}: requests {p.requests.get(GPU_MILLI)} milli, holds {share}")
+        if share is not None:
+            expected[share[0]] += share[1]
+    shares = store.gpu_shares[node.name]
+    if shares != expected:
+        out.append(f"{node.name}: GPU shares {shares} != sum of its pods' shares {expected}")
+    for g, milli in enumerate(shares):
+        if milli > MILLI_PER_GPU or (milli and node.gpu_owner[g] is not None):
+            out.append(
+                f"{node.name}: GPU {g} has {milli} milli shared and owner {node.gpu_owner[g]}"
+            )
     return out
 
 

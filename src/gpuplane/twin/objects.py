@@ -77,6 +77,8 @@ class Pod:
     schedule_attempts: int = 0
     backoff_until_s: float = 0.0
     last_schedule_message: str | None = None
+    # status.nominatedNodeName: preemption made room for the pod on this node.
+    nominated_node_name: str | None = None
     conditions: dict[str, bool] = field(default_factory=dict)
 
     @property

@@ -1,88 +1,41 @@
-"""The placement seam: what the scheduler sees (a snapshot) and what it decides.
+"""The placement seam: what the twin asks of a scheduler, and what it gets back.
 
-Until the scheduling framework lands (its own issue), the twin uses ``FirstFitPlacement``
-(``first_fit.py``) behind this interface; the framework will implement the same ``decide``.
-Decisions are pure: ``decide(snapshot, pending) -> PlacementDecision``; the twin applies them.
+The twin's scheduler is ``gpuplane.scheduler.framework.Scheduler`` (kube-scheduler's framework
+with the profiles the scenario configures). Anything with the same four members can replace it:
+a name, whether it schedules pods of a given ``schedulerName``, the queue order, and the pure
+``decide(snapshot, pending) -> SchedulingDecision``; the twin applies the decision.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Protocol
 
-import numpy as np
-
-from gpuplane.twin.spec import Resources, Taint, Toleration
-
-
-@dataclass(frozen=True, slots=True)
-class PendingPod:
-    uid: str
-    key: str
-    requests: Resources
-    priority: int
-    created_s: float
-    node_selector: Mapping[str, str]
-    tolerations: tuple[Toleration, ...]
-    affinity: Mapping[str, object] | None
-    pod_group: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class NodeView:
-    name: str
-    labels: Mapping[str, str]
-    taints: tuple[Taint, ...]
-    unschedulable: bool
-    ready: bool
-    free_other: Mapping[str, int]  # free amounts of resources outside the core arrays
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterSnapshot:
-    """Nodes in a fixed order; ``free[r][i]`` is node i's free amount of core resource r."""
-
-    nodes: tuple[NodeView, ...]
-    free: Mapping[str, np.ndarray]
-    schedulable: np.ndarray
-    # Pod groups: name -> (min_member, members already bound)
-    pod_groups: Mapping[str, tuple[int, int]]
-    # Bumped whenever node labels, taints, readiness or cordoning change: a placement policy may
-    # cache per-node filter results for one generation.
-    generation: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Binding:
-    pod_uid: str
-    node: str
-
-
-@dataclass(frozen=True, slots=True)
-class Unschedulable:
-    pod_uid: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class PlacementDecision:
-    bindings: tuple[Binding, ...]
-    unschedulable: tuple[Unschedulable, ...]
+from gpuplane.scheduler.framework.decision import Binding, SchedulingDecision, Unschedulable
+from gpuplane.scheduler.framework.explain import fit_error
+from gpuplane.scheduler.framework.interfaces import QueuedPodInfo
+from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
+from gpuplane.scheduler.framework.types import PodInfo
 
 
 class PlacementPolicy(Protocol):
     name: str
 
+    def handles(self, scheduler_name: str) -> bool: ...
+
+    def queue_sort_key(self, queued: QueuedPodInfo) -> tuple[object, ...]: ...
+
     def decide(
-        self, snapshot: ClusterSnapshot, pending: Sequence[PendingPod]
-    ) -> PlacementDecision: ...
+        self, snapshot: ClusterSnapshot, pending: Sequence[PodInfo]
+    ) -> SchedulingDecision: ...
 
 
-def fit_error(num_nodes: int, reasons: Mapping[str, int]) -> str:
-    """kube-scheduler's FitError text: ``0/N nodes are available: <count reason>, ...``.
-
-    The "count reason" strings are sorted as strings, as kube-scheduler's sortReasonsHistogram does.
-    """
-    parts = sorted(f"{count} {reason}" for reason, count in reasons.items())
-    return f"0/{num_nodes} nodes are available: {', '.join(parts)}."
+__all__ = [
+    "Binding",
+    "ClusterSnapshot",
+    "PlacementPolicy",
+    "PodInfo",
+    "SchedulingDecision",
+    "Unschedulable",
+    "fit_error",
+]

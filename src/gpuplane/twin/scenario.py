@@ -33,6 +33,7 @@ from gpuplane.core.errors import InputError, Location
 from gpuplane.core.yamlio import validate_yaml
 from gpuplane.operator.faults import FaultSpec
 from gpuplane.operator.settings import OperatorSettings
+from gpuplane.scheduler.framework.config import ProfileConfig, check_profiles
 
 _DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 
@@ -143,6 +144,18 @@ class ControlPlane(_Model):
         description="kubelet --eviction-hard; memory.available is taken off allocatable memory.",
     )
     max_pods: int = Field(default=110, ge=1, le=100_000, description="kubelet --max-pods.")
+    scheduler_profiles: list[ProfileConfig] | None = Field(
+        default=None,
+        min_length=1,
+        description="KubeSchedulerConfiguration profiles (schedulerName, plugins, pluginConfig, "
+        "percentageOfNodesToScore); unset: gpuplane's default profile named scheduler_name.",
+    )
+
+    @model_validator(mode="after")
+    def _profiles(self) -> ControlPlane:
+        if self.scheduler_profiles is not None:
+            check_profiles(self.scheduler_profiles)
+        return self
 
     @model_validator(mode="after")
     def _backoff_order(self) -> ControlPlane:

@@ -1,30 +1,38 @@
-"""The scheduling queue and cycle around a placement policy (kube-scheduler's SchedulingQueue).
+"""The twin's kube-scheduler process: the scheduling queue fed by cluster events, scheduling
+cycles, and the application of each decision (bindings, pods waiting at Permit, preemptions).
 
-- New pods enter the active queue; a cycle runs at the instant anything is queued.
-- A pod that does not fit moves to the unschedulable set with a back-off (1 s doubling to 10 s
-  per attempt). Cluster events that can make room (a pod ends, a node changes) move every
-  unschedulable pod back to the active queue once its back-off has passed; pods that stay
-  unschedulable for 5 minutes are flushed back anyway (checked every 30 s).
+- New pods whose ``schedulerName`` a profile serves enter the framework's ``SchedulingQueue``; a
+  cycle runs at the instant anything is ready. One cycle hands every ready pod, in queue order,
+  to ``decide``, which schedules them one after the other as kube-scheduler's cycles would.
+- A pod that does not fit goes to unschedulablePods with its back-off (1 s doubling to 10 s).
+  Cluster events that may make room (a pod ends, a node changes) move them to backoffQ or
+  activeQ; pods left unschedulable for 5 minutes are moved anyway (checked every 30 s).
+- Pods waiting at Permit (gangs) hold their reservation inside the scheduler between cycles and
+  stay in flight; a cycle runs when the first wait times out.
+- Preemption: victims are deleted at once (no termination grace period in the twin), their
+  controllers replace them, the preemptor gets ``nominatedNodeName``.
 - ``FailedScheduling`` events are recorded when a pod's message changes, not on every retry,
   the way the event recorder's aggregation collapses repeats.
-- Bindings pick the lowest free GPU indices on the chosen node (the device plugin's plain
-  choice); topology-aware GPU selection comes with the kubelet issue.
 """
 
 from __future__ import annotations
 
+from gpuplane.scheduler.framework.decision import (
+    Binding,
+    Preemption,
+    SchedulingDecision,
+    Unschedulable,
+)
+from gpuplane.scheduler.framework.queue import SchedulingQueue
+from gpuplane.scheduler.framework.types import NominatedPod, WaitingPod
 from gpuplane.twin.cluster import Cluster
 from gpuplane.twin.kernel import EventHandle, Priority
 from gpuplane.twin.kubelet_sim import KubeletSim
-from gpuplane.twin.objects import Pod
-from gpuplane.twin.placement import (
-    ClusterSnapshot,
-    NodeView,
-    PendingPod,
-    PlacementPolicy,
-)
+from gpuplane.twin.objects import Node, Pod
+from gpuplane.twin.placement import PlacementPolicy
+from gpuplane.twin.scheduler_snapshot import SnapshotBuilder
 from gpuplane.twin.spec import GPU
-from gpuplane.twin.store import CORE
+from gpuplane.twin.store import GPU_MILLI
 
 
 class SchedulerLoop:
@@ -32,37 +40,39 @@ class SchedulerLoop:
         self.c = cluster
         self.policy = policy
         self.kubelet = kubelet
-        self.active: set[str] = set()
-        self.unschedulable: dict[str, float] = {}  # uid -> time it became unschedulable
+        s = cluster.settings
+        self.queue = SchedulingQueue(
+            policy.queue_sort_key,
+            initial_backoff_s=s.pod_initial_backoff_s,
+            max_backoff_s=s.pod_max_backoff_s,
+            max_in_unschedulable_s=s.unschedulable_flush_s,
+        )
+        self.snapshots = SnapshotBuilder(cluster)
+        self.waiting: dict[str, WaitingPod] = {}
+        self.nominated: dict[str, str] = {}  # pod uid -> node (the queue's nominator)
+        self.next_start_index = 0
         self._cycle: EventHandle | None = None
         self._flush: EventHandle | None = None
-        self._views: tuple[int, tuple[NodeView, ...]] | None = None
         cluster.on_pod_change.append(self._on_pod)
         cluster.on_cluster_change.append(self._on_cluster_change)
 
-    # ----- queue -----
+    # ----- events -----
     def _on_pod(self, pod: Pod) -> None:
+        self.snapshots.on_pod(pod)
         if pod.node_name is None and pod.is_active:
-            if pod.template.scheduler_name != self.c.settings.scheduler_name:
-                return  # another scheduler's pod: it stays Pending here
-            if pod.uid not in self.unschedulable:
-                self.active.add(pod.uid)
-                self._request(self.c.now)
-        else:
-            self.active.discard(pod.uid)
-            self.unschedulable.pop(pod.uid, None)
+            if pod.uid in self.queue or not self.policy.handles(pod.template.scheduler_name):
+                return  # already queued, or another scheduler's pod: it stays Pending here
+            self.queue.add(self.snapshots.pod_info(pod), self.c.now)
+            self._request(self.c.now)
+            return
+        self.queue.delete(pod.uid)
+        self.nominated.pop(pod.uid, None)
+        if self.waiting.pop(pod.uid, None) is not None:
+            self._request(self.c.now)  # its reservation is gone: let the scheduler see it
 
     def _on_cluster_change(self) -> None:
-        if not self.unschedulable:
-            return
-        earliest = None
-        for uid in self.unschedulable:
-            self.active.add(uid)
-            t = max(self.c.now, self.c.store.pods[uid].backoff_until_s)
-            earliest = t if earliest is None else min(earliest, t)
-        self.unschedulable.clear()
-        if earliest is not None:
-            self._request(earliest)
+        if self.queue.move_all_to_active_or_backoff(self.c.now):
+            self._rearm()
 
     def _request(self, t_s: float) -> None:
         if self._cycle is not None and not self._cycle.cancelled and self._cycle.t_s <= t_s:
@@ -73,51 +83,138 @@ class SchedulerLoop:
             t_s, self._run_cycle, priority=Priority.SCHEDULER, label="scheduling cycle"
         )
 
+    def _rearm(self) -> None:
+        now = self.c.now
+        times = [w.deadline_s for w in self.waiting.values()]
+        ready = self.queue.next_ready_s(now)
+        if ready is not None:
+            times.append(ready)
+        if times:
+            self._request(max(now, min(times)))
+
     # ----- cycle -----
     def _run_cycle(self) -> None:
         self._cycle = None
         now = self.c.now
-        pods = self.c.store.pods
-        ready = [pods[u] for u in sorted(self.active) if pods[u].backoff_until_s <= now]
-        later = [pods[u].backoff_until_s for u in self.active if pods[u].backoff_until_s > now]
-        if later:
-            self._request(min(later))
-        if not ready:
-            return
-        decision = self.policy.decide(self._snapshot(ready), [self._view(p) for p in ready])
-        for binding in decision.bindings:
-            self._bind(pods[binding.pod_uid], binding.node)
-        for failure in decision.unschedulable:
-            self._unschedulable(pods[failure.pod_uid], failure.message)
-        self.c.count("scheduling_cycles")
+        popped = self.queue.pop_all(now)
+        expired = any(w.deadline_s <= now for w in self.waiting.values())
+        if popped or expired:
+            pending = [q.pod for q in popped]
+            nominated = [
+                NominatedPod(self.queue.info(uid).pod, node)
+                for uid, node in self.nominated.items()
+                if uid in self.queue
+            ]
+            snapshot = self.snapshots.build(
+                pending,
+                waiting=tuple(self.waiting.values()),
+                nominated=nominated,
+                next_start_index=self.next_start_index,
+            )
+            self._apply(self.policy.decide(snapshot, pending))
+            self.c.count("scheduling_cycles")
+        self._rearm()
 
-    def _bind(self, pod: Pod, node_name: str) -> None:
-        node = self.c.store.nodes[node_name]
-        n = pod.requests.get(GPU, 0)
-        gpu_ids = tuple(node.free_gpu_ids()[:n])
-        self.c.store.bind(pod, node, gpu_ids, self.c.now)
-        self.active.discard(pod.uid)
+    def _apply(self, decision: SchedulingDecision) -> None:
+        before = self.waiting
+        self.waiting = {w.pod.uid: w for w in decision.waiting}
+        bound = {b.pod_uid for b in decision.bindings}
+        released = [uid for uid in before if uid not in self.waiting and uid not in bound]
+        for binding in decision.bindings:
+            self._bind(binding)
+        if released:
+            # Reservations given back: older unschedulable pods may fit (kube-scheduler moves
+            # them on AssignedPodDelete, not the rejected pods themselves).
+            self.queue.move_all_to_active_or_backoff(self.c.now)
+        for failure in decision.unschedulable:
+            self._unschedulable(failure)
+        if decision.unschedulable:
+            self._arm_flush()
+        for uid in decision.cleared_nominations:
+            self._nominate(uid, None)
+        for preemption in decision.preemptions:
+            self._preempt(preemption)
+        self.next_start_index = decision.next_start_index
+
+    # ----- applying -----
+    def _devices(
+        self, pod: Pod, node: Node, b: Binding
+    ) -> tuple[tuple[int, ...], tuple[int, int] | None]:
+        """The devices the scheduler chose; the device plugin's plain choice when it chose none."""
+        ids = b.gpu_ids
+        if not ids and pod.requests.get(GPU, 0):
+            ids = tuple(self.c.store.free_whole_gpus(node)[: pod.requests[GPU]])
+        if b.gpu_share is not None:
+            return ids, (b.gpu_share.gpu, b.gpu_share.milli)
+        milli = pod.requests.get(GPU_MILLI, 0)
+        if not milli:
+            return ids, None
+        row = self.c.store.gpu_free_milli[self.c.store.index_of(node.name)]
+        fits = [g for g in range(node.num_gpus) if row[g] >= milli]
+        return ids, ((min(fits, key=lambda g: (row[g], g)), milli) if fits else None)
+
+    def _bind(self, b: Binding) -> None:
+        store = self.c.store
+        pod, node = store.pods[b.pod_uid], store.nodes[b.node]
+        ids, share = self._devices(pod, node, b)
+        try:
+            store.bind(pod, node, ids, self.c.now, share)
+        except ValueError as err:  # a device failed since the reservation was made
+            self.queue.add_unschedulable(pod.uid, self.c.now)
+            self._event(pod, f"0/1 nodes are available: 1 binding rejected: {err}.")
+            self._arm_flush()
+            return
+        self.queue.done(pod.uid)
+        self._nominate(pod.uid, None)
         pod.last_schedule_message = None
         self.c.count("pods_bound")
         self.kubelet.on_bound(pod)
         self.c.pod_changed(pod)
 
-    def _unschedulable(self, pod: Pod, message: str) -> None:
+    def _unschedulable(self, failure: Unschedulable) -> None:
+        pod = self.c.store.pods[failure.pod_uid]
+        if pod.node_name is not None or not pod.is_active:
+            return
+        self.queue.add_unschedulable(pod.uid, self.c.now)
         pod.schedule_attempts += 1
-        s = self.c.settings
-        back_off = min(
-            s.pod_initial_backoff_s * 2.0 ** min(pod.schedule_attempts - 1, 30), s.pod_max_backoff_s
-        )
-        pod.backoff_until_s = self.c.now + back_off
-        self.active.discard(pod.uid)
-        self.unschedulable[pod.uid] = self.c.now
+        pod.backoff_until_s = self.queue.backoff_expiry_s(pod.uid)
         pod.conditions["PodScheduled"] = False
+        if failure.nominated_node is not None:
+            self._nominate(pod.uid, failure.nominated_node)
+        elif failure.clear_nomination and pod.nominated_node_name is not None:
+            self._nominate(pod.uid, None)
+        if failure.message != pod.last_schedule_message:
+            self._event(pod, failure.message)
+
+    def _event(self, pod: Pod, message: str) -> None:
         if message != pod.last_schedule_message:
             pod.last_schedule_message = message
             self.c.emit(
                 "Pod", pod.name, "FailedScheduling", message, namespace=pod.namespace, warning=True
             )
-        self._arm_flush()
+
+    def _nominate(self, uid: str, node: str | None) -> None:
+        pod = self.c.store.pods[uid]
+        if pod.nominated_node_name == node:
+            return
+        pod.nominated_node_name = node
+        if node is None:
+            self.nominated.pop(uid, None)
+        else:
+            self.nominated[uid] = node
+        if uid in self.queue:
+            self.queue.update(self.snapshots.pod_info(pod))
+
+    def _preempt(self, p: Preemption) -> None:
+        """Evict the victims; their controllers create replacements (DefaultPreemption's
+        prepareCandidate deletes them; the twin has no grace period)."""
+        for uid in p.victims:
+            victim = self.c.store.pods[uid]
+            if victim.is_active:
+                self.c.count("preemption_victims")
+                self.kubelet.delete(
+                    victim, "Preempted", f"Preempted by pod {p.preemptor_uid} on node {p.node}"
+                )
 
     def _arm_flush(self) -> None:
         if self._flush is not None and not self._flush.cancelled:
@@ -131,72 +228,7 @@ class SchedulerLoop:
 
     def _flush_old(self) -> None:
         self._flush = None
-        cutoff = self.c.now - self.c.settings.unschedulable_flush_s
-        old = [u for u, since in self.unschedulable.items() if since <= cutoff]
-        for uid in old:
-            del self.unschedulable[uid]
-            self.active.add(uid)
-        if old:
-            self._request(self.c.now)
-        if self.unschedulable:
+        if self.queue.flush_unschedulable_left_over(self.c.now):
+            self._rearm()
+        if self.queue.count("unschedulable"):
             self._arm_flush()
-
-    # ----- snapshot -----
-    def _snapshot(self, ready: list[Pod]) -> ClusterSnapshot:
-        store = self.c.store
-        needs_other = any(k not in CORE for p in ready for k in p.requests)
-        if needs_other or self._views is None or self._views[0] != self.c.generation:
-            views = tuple(
-                NodeView(
-                    name=n.name,
-                    labels=dict(n.labels),
-                    taints=tuple(n.taints),
-                    unschedulable=n.unschedulable,
-                    ready=n.ready and not n.lost,
-                    free_other={k: v for k, v in store.node_free(n).items() if k not in CORE}
-                    if needs_other
-                    else {},
-                )
-                for n in (store.nodes[name] for name in store.node_order)
-            )
-            self._views = (self.c.generation, views)
-        groups = self._pod_groups() if any(p.pod_group for p in ready) else {}
-        return ClusterSnapshot(
-            nodes=self._views[1],
-            free={k: v.copy() for k, v in store.free.items()},
-            schedulable=store.schedulable.copy(),
-            pod_groups=groups,
-            generation=self.c.generation,
-        )
-
-    def _pod_groups(self) -> dict[str, tuple[int, int]]:
-        """Per PodGroup: minMember and how many member pods are assigned to a node.
-
-        As coscheduling counts them (CalculateAssignedPods over the pod lister): every pod of
-        the group that still exists and has a node, whatever its phase.
-        """
-        store = self.c.store
-        assigned: dict[tuple[str, str], int] = {}
-        for p in store.pods.values():
-            if p.pod_group is not None and p.node_name is not None and not p.is_deleted:
-                key = (p.namespace, p.pod_group)
-                assigned[key] = assigned.get(key, 0) + 1
-        return {
-            g.name: (g.min_member, assigned.get((g.namespace, g.name), 0))
-            for g in store.pod_groups.values()
-        }
-
-    @staticmethod
-    def _view(pod: Pod) -> PendingPod:
-        t = pod.template
-        return PendingPod(
-            uid=pod.uid,
-            key=pod.key,
-            requests=pod.requests,
-            priority=t.priority,
-            created_s=pod.created_s,
-            node_selector=t.node_selector,
-            tolerations=t.tolerations,
-            affinity=t.affinity,
-            pod_group=pod.pod_group,
-        )

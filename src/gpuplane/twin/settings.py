@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuplane.scheduler.framework.config import ProfileConfig
+
 
 @dataclass(frozen=True, slots=True)
 class TwinSettings:
     scheduler_name: str = "default-scheduler"
+    # KubeSchedulerConfiguration profiles; empty: one default profile named scheduler_name.
+    scheduler_profiles: tuple[ProfileConfig, ...] = ()
     # kube-scheduler: podInitialBackoffSeconds / podMaxBackoffSeconds (KubeSchedulerConfiguration).
     pod_initial_backoff_s: float = 1.0
     pod_max_backoff_s: float = 10.0

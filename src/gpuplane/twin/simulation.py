@@ -10,6 +10,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from gpuplane.scheduler.framework.config import ProfileConfig
+from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.twin import metrics
 from gpuplane.twin.arrivals import Arrivals
 from gpuplane.twin.cluster import Cluster
@@ -18,7 +20,6 @@ from gpuplane.twin.controllers.job import JobController
 from gpuplane.twin.controllers.podgroup import PodGroupController
 from gpuplane.twin.controllers.replicaset import ReplicaSetController
 from gpuplane.twin.events import Event
-from gpuplane.twin.first_fit import FirstFitPlacement
 from gpuplane.twin.invariants import violations
 from gpuplane.twin.kernel import EventHandle, Priority, TwinError
 from gpuplane.twin.kubelet_sim import KubeletSim
@@ -80,6 +81,14 @@ def make_node(pool: NodePoolSpec, index: int) -> Node:
     )
 
 
+def default_placement(settings: TwinSettings) -> PlacementPolicy:
+    """kube-scheduler's framework with the scenario's profiles (or one default profile)."""
+    profiles = settings.scheduler_profiles or (
+        ProfileConfig(schedulerName=settings.scheduler_name),
+    )
+    return Scheduler(profiles)
+
+
 class Simulation:
     def __init__(
         self,
@@ -100,7 +109,9 @@ class Simulation:
         by_name = {w.name: w for w in self.workloads}
         c = self.cluster
         self.kubelet = KubeletSim(c)
-        self.scheduler = SchedulerLoop(c, placement or FirstFitPlacement(), self.kubelet)
+        self.scheduler = SchedulerLoop(
+            c, placement or default_placement(self.settings), self.kubelet
+        )
         self.replica_sets = ReplicaSetController(c, self.kubelet, by_name)
         self.deployments = DeploymentController(c, self.replica_sets)
         self.jobs = JobController(c, self.kubelet, by_name)

@@ -3,7 +3,11 @@ arrays kept in step with binds and releases so scheduling can be vectorised.
 
 Only the store changes a node's charged resources (``bind`` / ``release``), which is what keeps
 the books balanced: a node's ``requested`` is always the sum of the requests of the pods that
-hold resources on it, and every GPU index has at most one owner.
+hold resources on it, every GPU index has at most one owner, and a GPU either has an owner or
+holds shares of fractional pods (``gpuplane.io/gpu-milli``), at most 1000 milli in all.
+
+``gpu_free_milli`` is the scheduler's device view: per node and GPU index, the free milli-GPU
+(1000 - shares for a healthy, advertised, unowned GPU; 0 otherwise; -1 past the node's GPUs).
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from gpuplane.twin.objects import (
 from gpuplane.twin.spec import CPU, GPU, MEMORY, PODS
 
 CORE = (CPU, MEMORY, GPU, PODS)
+GPU_MILLI = "gpuplane.io/gpu-milli"
+MILLI_PER_GPU = 1000
 
 
 class ObjectStore:
@@ -36,8 +42,13 @@ class ObjectStore:
         self._index: dict[str, int] = {}
         # free = allocatable - requested, per core resource; schedulable = can take new pods.
         self.free = {k: np.zeros(0, dtype=np.int64) for k in CORE}
+        self.alloc = {k: np.zeros(0, dtype=np.int64) for k in CORE}
         self.alloc_gpu = np.zeros(0, dtype=np.int64)
         self.schedulable = np.zeros(0, dtype=bool)
+        self.gpu_free_milli = np.zeros((0, 0), dtype=np.int64)
+        # Fractional pods: node -> milli taken per GPU index; pod uid -> (GPU index, milli).
+        self.gpu_shares: dict[str, list[int]] = {}
+        self.share_of: dict[str, tuple[int, int]] = {}
         # Pods that are neither terminal nor deleted (kept in step by the cluster's pod hooks).
         self.active: set[str] = set()
 
@@ -48,8 +59,14 @@ class ObjectStore:
         self.node_order.append(node.name)
         for k in CORE:
             self.free[k] = np.append(self.free[k], 0)
+            self.alloc[k] = np.append(self.alloc[k], 0)
         self.schedulable = np.append(self.schedulable, False)
         self.alloc_gpu = np.append(self.alloc_gpu, 0)
+        n, g = self.gpu_free_milli.shape
+        grown = np.full((n + 1, max(g, node.num_gpus)), -1, dtype=np.int64)
+        grown[:n, :g] = self.gpu_free_milli
+        self.gpu_free_milli = grown
+        self.gpu_shares[node.name] = [0] * node.num_gpus
         self.refresh_node(node)
 
     def index_of(self, name: str) -> int:
@@ -62,8 +79,14 @@ class ObjectStore:
         alloc[GPU] = self.gpu_allocatable(node)
         self.alloc_gpu[i] = alloc[GPU]
         for k in CORE:
+            self.alloc[k][i] = alloc.get(k, 0)
             self.free[k][i] = alloc.get(k, 0) - node.requested.get(k, 0)
         self.schedulable[i] = node.ready and not node.unschedulable and not node.lost
+        shares = self.gpu_shares[node.name]
+        row = self.gpu_free_milli[i]
+        for g in range(node.num_gpus):
+            usable = node.gpus_advertised and node.gpu_healthy[g] and node.gpu_owner[g] is None
+            row[g] = MILLI_PER_GPU - shares[g] if usable else 0
 
     @staticmethod
     def gpu_allocatable(node: Node) -> int:
@@ -85,12 +108,28 @@ class ObjectStore:
         if pod.is_active:
             self.active.add(pod.uid)
 
-    def bind(self, pod: Pod, node: Node, gpu_ids: tuple[int, ...], t_s: float) -> None:
+    def bind(
+        self,
+        pod: Pod,
+        node: Node,
+        gpu_ids: tuple[int, ...],
+        t_s: float,
+        share: tuple[int, int] | None = None,
+    ) -> None:
+        """Charge ``pod`` to ``node``: its requests, whole GPUs ``gpu_ids``, and for a fractional
+        pod ``share`` = (GPU index, milli)."""
         if pod.node_name is not None:
             raise ValueError(f"pod {pod.key} is already bound to {pod.node_name}")
+        shares = self.gpu_shares[node.name]
         for g in gpu_ids:
-            if node.gpu_owner[g] is not None or not node.gpu_healthy[g]:
+            if node.gpu_owner[g] is not None or not node.gpu_healthy[g] or shares[g]:
                 raise ValueError(f"GPU {g} of {node.name} is not free for {pod.key}")
+        if share is not None:
+            g, milli = share
+            if node.gpu_owner[g] is not None or shares[g] + milli > MILLI_PER_GPU:
+                raise ValueError(f"GPU {g} of {node.name} has no {milli} milli free for {pod.key}")
+            shares[g] += milli
+            self.share_of[pod.uid] = share
         for g in gpu_ids:
             node.gpu_owner[g] = pod.uid
         pod.node_name = node.name
@@ -109,6 +148,9 @@ class ObjectStore:
         for g in pod.gpu_ids:
             if node.gpu_owner[g] == pod.uid:
                 node.gpu_owner[g] = None
+        share = self.share_of.pop(pod.uid, None)
+        if share is not None:
+            self.gpu_shares[node.name][share[0]] -= share[1]
         node.requested = {k: v for k, v in res.sub(node.requested, self.charge(pod)).items() if v}
         node.pods.discard(pod.uid)
         self.refresh_node(node)
@@ -118,6 +160,11 @@ class ObjectStore:
         return res.add(pod.requests, {PODS: 1})
 
     # ----- queries -----
+    def free_whole_gpus(self, node: Node) -> list[int]:
+        """GPU indices a whole-GPU pod may take: free, healthy, advertised and unshared."""
+        shares = self.gpu_shares[node.name]
+        return [g for g in node.free_gpu_ids() if not shares[g]]
+
     def pods_on(self, node: Node) -> list[Pod]:
         return [self.pods[u] for u in sorted(node.pods)]
 

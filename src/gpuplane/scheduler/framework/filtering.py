@@ -1,0 +1,119 @@
+"""Finding the nodes that fit (kube-scheduler: schedule_one.go findNodesThatFitPod,
+findNodesThatPassFilters, numFeasibleNodesToFind; framework/runtime/framework.go
+RunFilterPluginsWithNominatedPods).
+
+Vectorised: every Filter plugin answers for all nodes at once, the masks are ANDed, and the first
+``numFeasibleNodesToFind`` feasible nodes from the round-robin start index are kept. A node is
+charged to the first plugin that rejects it, as kube-scheduler stops at the first failing filter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from gpuplane.scheduler.framework.explain import Diagnosis, ReasonGroup
+from gpuplane.scheduler.framework.interfaces import FilterPlugin
+from gpuplane.scheduler.framework.state import ClusterState, CycleState
+from gpuplane.scheduler.framework.types import BoolArray, IntArray, PodInfo
+
+# schedule_one.go: minFeasibleNodesToFind, minFeasibleNodesPercentageToFind.
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+Masks = list[tuple[FilterPlugin, BoolArray | None]]
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_nodes: int, has_scoring: bool) -> int:
+    """How many feasible nodes end the search (schedule_one.go numFeasibleNodesToFind): all of
+    them below 100 nodes; else ``percentage`` of them, adaptive when unset or 0
+    (50% - 1% per 125 nodes, at least 5%), and never fewer than 100. One when nothing scores."""
+    if not has_scoring:
+        return 1
+    if num_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_nodes
+    pct = percentage or 0
+    if pct == 0:
+        pct = max(50 - num_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_nodes * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def filter_pass(
+    filters: Sequence[FilterPlugin], cs: CycleState, pod: PodInfo, st: ClusterState
+) -> tuple[BoolArray, Masks]:
+    """The AND of every plugin's mask, and each plugin's mask for a later diagnosis."""
+    masks: Masks = []
+    mask: BoolArray | None = None
+    for plugin in filters:
+        m = plugin.filter(cs, pod, st)
+        masks.append((plugin, m))
+        if m is not None:
+            mask = m if mask is None else mask & m
+    if mask is None:
+        mask = np.ones(st.num_nodes, dtype=bool)
+    return mask, masks
+
+
+def diagnose(cs: CycleState, pod: PodInfo, st: ClusterState, masks: Masks) -> Diagnosis:
+    """Each rejected node under the first plugin that rejected it, with that plugin's reasons."""
+    remaining = np.ones(st.num_nodes, dtype=bool)
+    groups: list[ReasonGroup] = []
+    plugins: set[str] = set()
+    for plugin, m in masks:
+        if m is None:
+            continue
+        failed = np.flatnonzero(remaining & ~m)
+        if failed.size:
+            groups.extend(plugin.filter_reasons(cs, pod, st, failed))
+            plugins.add(plugin.name)
+            remaining[failed] = False
+    return Diagnosis(
+        st.num_nodes,
+        st.snap.node_names,
+        tuple(groups),
+        unschedulable_plugins=frozenset(plugins),
+    )
+
+
+def charge_nominated(st: ClusterState, nominated: dict[int, list[PodInfo]], sign: int) -> None:
+    for i, pods in nominated.items():
+        for other in pods:
+            st.charge_rows(i, other.requests, sign)
+
+
+def filter_all(
+    filters: Sequence[FilterPlugin], cs: CycleState, pod: PodInfo, st: ClusterState
+) -> tuple[BoolArray, Diagnosis | None]:
+    """Feasible-node mask over all nodes, and the diagnosis when none is feasible.
+
+    Nodes with equal- or higher-priority nominated pods must fit the pod both with those pods
+    counted and without them (RunFilterPluginsWithNominatedPods); the rejection reported is the
+    one with them counted.
+    """
+    nominated = st.nominated_for(pod) if st.nominated else {}
+    plain, masks = filter_pass(filters, cs, pod, st)
+    if not nominated:
+        return plain, None if plain.any() else diagnose(cs, pod, st, masks)
+    charge_nominated(st, nominated, 1)
+    try:
+        with_nominated, masks = filter_pass(filters, cs, pod, st)
+        mask = plain & with_nominated
+        return mask, None if mask.any() else diagnose(cs, pod, st, masks)
+    finally:
+        charge_nominated(st, nominated, -1)
+
+
+def first_feasible(st: ClusterState, feasible: IntArray, k: int) -> IntArray:
+    """The first ``k`` feasible nodes from the round-robin start, and the start moved on.
+
+    kube-scheduler checks nodes from nextStartNodeIndex and cancels the search when the
+    (k+1)-th feasible node turns up; the next search starts after the nodes it processed.
+    """
+    n = st.num_nodes
+    start = st.next_start
+    pos = int(np.searchsorted(feasible, start))
+    rotated = np.concatenate((feasible[pos:], feasible[:pos])) if pos else feasible
+    processed = n if rotated.size <= k else (int(rotated[k]) - start) % n
+    st.next_start = (start + processed) % n if n else 0
+    return rotated[:k]

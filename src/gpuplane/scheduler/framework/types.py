@@ -1,0 +1,179 @@
+"""The scheduler's own values: resource names, taints and tolerations, pods as the scheduler sees
+them (pending, bound, waiting at Permit, nominated) and PodGroups.
+
+The scheduler layer cannot import the twin, so it declares what it reads. Taints and tolerations
+are read through small read-only protocols: the twin's frozen ``Taint``/``Toleration`` satisfy
+them as they are, and tests use the dataclasses here.
+
+Resource convention (gpuplane's, documented in ``docs/scheduler.md``):
+- whole GPUs: ``nvidia.com/gpu: N`` (the device plugin's resource);
+- a share of one GPU: ``gpuplane.io/gpu-milli: M`` with 1 <= M <= 1000 and no ``nvidia.com/gpu``,
+  as OpenB's ``gpu_milli`` for single-GPU sharing pods; the node keeps free milli per GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+CPU = "cpu"
+MEMORY = "memory"
+PODS = "pods"
+GPU = "nvidia.com/gpu"
+GPU_MILLI = "gpuplane.io/gpu-milli"
+MILLI_PER_GPU = 1000
+# The rows every snapshot carries first, in this order; other resources follow sorted.
+BASE_RESOURCES = (CPU, MEMORY, PODS, GPU, GPU_MILLI)
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+PREEMPT_NEVER = "Never"
+
+
+class TaintLike(Protocol):
+    @property
+    def key(self) -> str: ...
+    @property
+    def value(self) -> str: ...
+    @property
+    def effect(self) -> str: ...
+
+
+class TolerationLike(Protocol):
+    @property
+    def key(self) -> str | None: ...
+    @property
+    def operator(self) -> str: ...
+    @property
+    def value(self) -> str | None: ...
+    @property
+    def effect(self) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str | None = None
+    operator: str = "Equal"
+    value: str | None = None
+    effect: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GpuShare:
+    """A fractional pod's place: ``milli`` thousandths of GPU ``gpu`` on its node."""
+
+    gpu: int
+    milli: int
+
+
+@dataclass(frozen=True, slots=True)
+class PodInfo:
+    """A pending pod as the scheduler reads it (kube-scheduler's PodInfo, the fields modelled)."""
+
+    uid: str
+    namespace: str
+    name: str
+    requests: Mapping[str, int] = field(default_factory=dict)
+    priority: int = 0
+    created_s: float = 0.0
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[TolerationLike, ...] = ()
+    # spec.affinity as written (nodeAffinity is read; pod (anti-)affinity is not modelled).
+    affinity: Mapping[str, object] | None = None
+    # The scheduling.x-k8s.io/pod-group label (a PodGroup in the pod's namespace).
+    pod_group: str | None = None
+    scheduler_name: str = "default-scheduler"
+    preemption_policy: str = PREEMPT_LOWER_PRIORITY
+    # status.nominatedNodeName, set by preemption.
+    nominated_node: str | None = None
+    # The PodGroup's creation time, for Coscheduling's queue order (None: no such group).
+    group_created_s: float | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def group_key(self) -> str | None:
+        return None if self.pod_group is None else f"{self.namespace}/{self.pod_group}"
+
+    @property
+    def gpu_milli(self) -> int:
+        return self.requests.get(GPU_MILLI, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class BoundPod:
+    """A pod holding resources on a node: what preemption may evict and Coscheduling counts."""
+
+    uid: str
+    namespace: str
+    name: str
+    node: str
+    priority: int
+    requests: Mapping[str, int]
+    # status.startTime (kube's GetPodStartTime); the bind time until the pod starts.
+    start_s: float
+    gpu_ids: tuple[int, ...] = ()
+    gpu_share: GpuShare | None = None
+    pod_group: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def group_key(self) -> str | None:
+        return None if self.pod_group is None else f"{self.namespace}/{self.pod_group}"
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupInfo:
+    """A scheduling.x-k8s.io PodGroup and its members, as Coscheduling counts them.
+
+    ``num_pods``: member pods that exist and are not terminal (kube-scheduler's pod informer
+    skips Succeeded and Failed pods). ``assigned``: those bound to a node; pods waiting at Permit
+    are added by the scheduler itself.
+    """
+
+    key: str  # namespace/name
+    min_member: int
+    schedule_timeout_s: float | None = None
+    created_s: float = 0.0
+    num_pods: int = 0
+    assigned: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingPod:
+    """A pod that passed Reserve and waits at Permit, holding its reservation on ``node``."""
+
+    pod: PodInfo
+    node: str
+    deadline_s: float
+    plugin: str
+    gpu_ids: tuple[int, ...] = ()
+    gpu_share: GpuShare | None = None
+    # The wait, for the timeout message ("rejected due to timeout after waiting 1m0s ...").
+    wait_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class NominatedPod:
+    """A pod nominated to a node by preemption: lower-priority pods may not take its room."""
+
+    pod: PodInfo
+    node: str
