@@ -2,13 +2,15 @@
 
 kube-scheduler in-tree: PrioritySort, NodeUnschedulable, TaintToleration, NodeAffinity,
 NodeResourcesFit, DefaultPreemption, DefaultBinder. scheduler-plugins: Coscheduling. gpuplane's
-own: GPUSharing (fractional GPUs on a concrete device).
+own: GPUSharing (fractional GPUs on a concrete device), Fragmentation (FGD's score and
+gpuplane's own, over the demand distribution).
 """
 
 from gpuplane.scheduler.plugins import (
     coscheduling,
     default_binder,
     default_preemption,
+    fragmentation,
     gpu_sharing,
     node_affinity,
     node_resources_fit,
@@ -21,6 +23,7 @@ __all__ = [
     "coscheduling",
     "default_binder",
     "default_preemption",
+    "fragmentation",
     "gpu_sharing",
     "node_affinity",
     "node_resources_fit",
