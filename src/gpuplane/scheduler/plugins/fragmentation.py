@@ -26,6 +26,7 @@ from gpuplane.scheduler.framework.registry import register
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.types import CPU, GPU, MEMORY, IntArray, PodInfo
 from gpuplane.scheduler.policies.fgd import FgdPolicy
+from gpuplane.scheduler.policies.frag import node_frag
 from gpuplane.scheduler.policies.gpuplane import GpuplanePolicy
 from gpuplane.scheduler.policies.types import (
     MILLI_PER_GPU,
@@ -107,16 +108,52 @@ class Fragmentation:
 
     def __init__(self, args: BaseModel | None, handle: Handle) -> None:
         config = args if isinstance(args, FragmentationArgs) else FragmentationArgs()
-        typical = typical_from_args(config.typical_pods)
+        self.typical = typical_from_args(config.typical_pods)
         self.policy: Policy = (
-            FgdPolicy(typical) if config.policy == "fgd" else GpuplanePolicy(typical)
+            FgdPolicy(self.typical) if config.policy == "fgd" else GpuplanePolicy(self.typical)
         )
+        # Both policies are node-local: a node's score depends on its own state and the pod.
+        # Keep F per node and scores per pod shape, and recompute only nodes whose cpu or GPU
+        # state changed since they were last seen (fgd-openb.md §6: what made FGD fast).
+        self._cpu: IntArray | None = None
+        self._gpu: IntArray | None = None
+        self._frag = np.zeros(0, dtype=np.float64)
+        self._scores: dict[tuple[int, int, int], tuple[IntArray, np.ndarray]] = {}
+
+    def _refresh(self, arrays: NodeArrays) -> None:
+        cpu, gpu = arrays.cpu_left, arrays.gpu_left
+        if self._cpu is None or self._gpu is None or self._gpu.shape != gpu.shape:
+            changed = np.arange(cpu.shape[0])
+            self._frag = np.zeros(cpu.shape[0], dtype=np.float64)
+            self._scores.clear()
+        else:
+            changed = np.flatnonzero((self._cpu != cpu) | (self._gpu != gpu).any(axis=1))
+        if changed.size:
+            self._frag[changed] = node_frag(
+                cpu[changed], gpu[changed], arrays.model[changed], self.typical
+            )
+            for _, valid in self._scores.values():
+                valid[changed] = False
+        self._cpu, self._gpu = cpu.copy(), gpu.copy()
 
     def score(self, cs: CycleState, pod: PodInfo, st: ClusterState, nodes: IntArray) -> IntArray:
         if len(nodes) == 0:
             return np.zeros(0, dtype=np.int64)
-        result = self.policy.score(node_arrays(st), pod_request(pod), nodes)
-        return self.policy.normalize(result.score).astype(np.int64)
+        arrays = node_arrays(st)
+        self._refresh(arrays)
+        request = pod_request(pod)
+        key = (request.cpu_milli, request.num_gpu, request.gpu_milli)
+        cached = self._scores.get(key)
+        if cached is None:
+            n = arrays.num_nodes
+            cached = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool))
+            self._scores[key] = cached
+        scores, valid = cached
+        todo = nodes[~valid[nodes]]
+        if todo.size:
+            scores[todo] = self.policy.score(arrays, request, todo, self._frag).score
+            valid[todo] = True
+        return self.policy.normalize(scores[nodes]).astype(np.int64)
 
     def score_node(self, cs: CycleState, pod: PodInfo, st: ClusterState, i: int) -> int:
         return int(self.score(cs, pod, st, np.array([i], dtype=np.int64))[0])

@@ -53,3 +53,26 @@ def test_share_pod_fills_a_partly_used_gpu() -> None:
 def test_bad_args_are_rejected() -> None:
     with pytest.raises((InputError, ValueError)):
         Scheduler([profile("best", None)])
+
+
+def test_cached_scores_equal_fresh_scores() -> None:
+    # The plugin keeps F and scores between decisions; a fresh plugin must agree everywhere.
+    from gpuplane.scheduler.framework.state import ClusterState, CycleState
+    from gpuplane.scheduler.plugins.fragmentation import Fragmentation, FragmentationArgs
+
+    rng = np.random.default_rng(5)
+    kept = Fragmentation(FragmentationArgs(), handle=None)  # type: ignore[arg-type]
+    for step in range(20):
+        matrix = rng.choice([0, 250, 500, 1000], size=(12, 8))
+        snap = make_cluster(
+            gpus=tuple(int((row == 1000).sum()) for row in matrix),
+            matrix=matrix,
+            used_cpu_m=list(rng.integers(0, 60_000, 12)),
+        )
+        st = ClusterState(snap)
+        pod = make_pod(f"p{step}", int(rng.integers(1, 3)))
+        nodes = np.arange(12, dtype=np.int64)
+        fresh = Fragmentation(FragmentationArgs(), handle=None)  # type: ignore[arg-type]
+        assert list(kept.score(CycleState(), pod, st, nodes)) == list(
+            fresh.score(CycleState(), pod, st, nodes)
+        )
