@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -10,6 +11,7 @@ from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
+from gpuplane.cli.bench import DEFAULT_NODES, DEFAULT_PODS, default_data_dir, result_json
 from gpuplane.cli.console import err, out
 from gpuplane.cli.simulate import parse_until, run_twin, write_outputs
 from gpuplane.core.errors import InputError, Location
@@ -17,6 +19,9 @@ from gpuplane.k8s.nrt_manifest import nrt_manifest_yaml
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.report.demo import build_demo, write_demo
 from gpuplane.report.run_view import run_summary_view
+from gpuplane.scheduler.openb.experiment import run_protocol
+from gpuplane.scheduler.openb.trace import load_nodes, load_pods
+from gpuplane.scheduler.openb.workload import TUNE_RATIO
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.nrt import node_resource_topology
 
@@ -56,6 +61,40 @@ def _summary_table(summary: dict[str, Any]) -> Table:
     return table
 
 
+DEMO_POLICIES = ("bestfit", "fgd", "gpuplane")
+
+
+def _openb_comparison(out_dir: Path) -> None:
+    """One seed of the FGD paper's OpenB experiment: how much of a 6,212-GPU cluster each
+    placement policy leaves unallocated (docs/openb.md). Skipped without the shared data."""
+    data_dir = default_data_dir()
+    if data_dir is None:
+        out.print("OpenB comparison skipped: shared/data/openb not found beside the repository")
+        return
+    nodes = load_nodes(data_dir / DEFAULT_NODES)
+    pods = load_pods(data_dir / DEFAULT_PODS)
+    rows = {}
+    with Progress(transient=True, console=err) as progress:
+        task = progress.add_task("OpenB placement comparison", total=len(DEMO_POLICIES))
+        for policy in DEMO_POLICIES:
+            result = run_protocol(nodes, pods, policy, (42,))
+            rows[policy] = result_json(
+                result, data_dir / DEFAULT_NODES, data_dir / DEFAULT_PODS, TUNE_RATIO, False
+            )
+            progress.advance(task)
+    table = Table(
+        title="OpenB (FGD paper protocol, default trace, seed 42): unallocated GPUs "
+        "at arrived = 100 %"
+    )
+    table.add_column("policy")
+    table.add_column("unallocated %", justify="right")
+    for policy, data in rows.items():
+        table.add_row(policy, f"{data['unallocated_pct_at_100']:.2f}")
+    out.print(table)
+    summary = {p: d["unallocated_pct_at_100"] for p, d in rows.items()}
+    (out_dir / "openb.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+
+
 def demo_command(
     scenario_path: Annotated[Path, typer.Argument(metavar="SCENARIO", help="Scenario YAML file.")],
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for the report.")] = Path(
@@ -65,8 +104,9 @@ def demo_command(
     until: Annotated[str, typer.Option(help="Simulated time of the twin run.")] = "8h",
 ) -> None:
     """The main job on SCENARIO: the hardware of every node pool (TP bandwidth, GFD labels,
-    NodeResourceTopology), then a twin run of the whole cluster; prints both summaries and
-    writes the report to --out (the twin's files under --out/twin)."""
+    NodeResourceTopology), a twin run of the whole cluster, and one seed of the FGD paper's
+    OpenB placement experiment; prints the summaries and writes the report to --out (the
+    twin's files under --out/twin)."""
     until_s = parse_until(until)
     with Progress(transient=True, console=err) as progress:
         task = progress.add_task("reading the scenario and its hardware", total=None)
@@ -91,6 +131,7 @@ def demo_command(
     result = run_twin(loaded, seed=seed, until_s=until_s)
     write_outputs(loaded, result, out_dir / "twin")
     out.print(run_summary_view(result.summary))
+    _openb_comparison(out_dir)
     out.print(
         f"report written to {out_dir}/ (summary.json, report.md, pools/*/; the twin run in "
         f"{out_dir}/twin/: summary.json, events.jsonl, timeseries.csv, resolved-config.yaml)"
