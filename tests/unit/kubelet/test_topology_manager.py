@@ -133,6 +133,14 @@ def test_bad_json_is_located() -> None:
         run_json("{nope")
     with pytest.raises(InputError, match="policy"):
         run_json(json.dumps({"policy": "strict", "numa_nodes": [0]}))
+    short = {
+        "policy": "best-effort",
+        "numa_nodes": [0, 1],
+        "numa_distances": {"0": [10]},
+        "policy_options": {"prefer-closest-numa-nodes": "true"},
+    }
+    with pytest.raises(InputError, match=r"numa_distances\.0"):
+        run_json(json.dumps(short))
 
 
 # ----- properties -----

@@ -60,6 +60,14 @@ def run_case(case: MergeCase) -> MergeResult:
     distances = None
     if case.numa_distances is not None:
         distances = {int(k): v for k, v in case.numa_distances.items()}
+        for node in case.numa_nodes:
+            row = distances.get(node)
+            if row is None or len(row) != len(case.numa_nodes):
+                raise InputError(
+                    f"no distance row of {len(case.numa_nodes)} entries for NUMA node {node}",
+                    expected="one row per NUMA node, one distance per NUMA node",
+                    location=Location(field=f"numa_distances.{node}"),
+                )
     numa = NumaInfo(tuple(case.numa_nodes), distances)
     return merge_hints(case.policy, numa, [_provider(p) for p in case.providers_hints], options)
 

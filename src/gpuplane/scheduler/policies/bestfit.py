@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuplane.scheduler.policies.gpus import tightest_gpu
+from gpuplane.scheduler.policies.gpus import best_gpu_choice
 from gpuplane.scheduler.policies.types import (
     MAX_SCORE,
     MAX_SPEC_CPU_MILLI,
@@ -31,11 +31,7 @@ def bestfit_raw_scores(nodes: NodeArrays, pod: PodRequest, idx: IntArray) -> Nod
     left = cpu_after / float(MAX_SPEC_CPU_MILLI) * 0.5
     left = left + gpu_after / float(MAX_SPEC_GPU_MILLI) * 0.5
     raw = ((1.0 - left) * float(MAX_SCORE)).astype(np.int64)
-    if pod.is_share:
-        gpu = tightest_gpu(nodes.gpu_left[idx], pod.gpu_milli)
-    else:
-        gpu = np.full(idx.shape[0], -1, dtype=np.int64)
-    return NodeScores(score=raw, gpu=gpu)
+    return NodeScores(score=raw, gpu=best_gpu_choice(nodes.gpu_left[idx], pod))
 
 
 def minmax_normalize(raw: IntArray) -> IntArray:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuplane.scheduler.policies.gpus import tightest_gpu
+from gpuplane.scheduler.policies.gpus import best_gpu_choice
 from gpuplane.scheduler.policies.types import (
     MAX_SCORE,
     MAX_SPEC_GPU_MILLI,
@@ -40,10 +40,7 @@ def clustering_scores(nodes: NodeArrays, pod: PodRequest, idx: IntArray) -> Node
         np.where(num_tags == 1, 3 * QUARTER, 2 * QUARTER),
         np.where(num_tags == 0, QUARTER, 0),
     )
-    if pod.is_share:
-        gpu = tightest_gpu(nodes.gpu_left[idx], pod.gpu_milli)
-    else:
-        gpu = np.full(count, -1, dtype=np.int64)
+    gpu = best_gpu_choice(nodes.gpu_left[idx], pod)
     return NodeScores(score=(used_part + bonus).astype(np.int64), gpu=gpu)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuplane.scheduler.policies.gpus import tightest_gpu
+from gpuplane.scheduler.policies.gpus import best_gpu_choice
 from gpuplane.scheduler.policies.types import (
     MAX_SCORE,
     MAX_SPEC_CPU_MILLI,
@@ -32,13 +32,7 @@ def dotprod_scores(nodes: NodeArrays, pod: PodRequest, idx: IntArray) -> NodeSco
     pod_gpu = pod.total_gpu_milli / float(MAX_SPEC_GPU_MILLI)
     dot = node_cpu * pod_cpu + node_gpu * pod_gpu
     score = (float(MAX_SCORE) * (1.0 - dot / 2.0)).astype(np.int64)
-    return NodeScores(score=score, gpu=_gpu_choice(nodes, pod, idx))
-
-
-def _gpu_choice(nodes: NodeArrays, pod: PodRequest, idx: IntArray) -> IntArray:
-    if pod.is_share:
-        return tightest_gpu(nodes.gpu_left[idx], pod.gpu_milli)
-    return np.full(idx.shape[0], -1, dtype=np.int64)
+    return NodeScores(score=score, gpu=best_gpu_choice(nodes.gpu_left[idx], pod))
 
 
 class DotProdPolicy:

@@ -37,6 +37,14 @@ def feasible(nodes: NodeArrays, pod: PodRequest) -> BoolArray:
     return ok & enough
 
 
+def best_gpu_choice(gpu_left: IntArray, pod: PodRequest) -> IntArray:
+    """GPU choice "best" (fgd-openb.md §3) per row of ``gpu_left``: the tightest GPU for a
+    share pod; -1 for other pods (they take the lowest-index fully free GPUs at allocation)."""
+    if pod.is_share:
+        return tightest_gpu(gpu_left, pod.gpu_milli)
+    return np.full(gpu_left.shape[0], -1, dtype=np.int64)
+
+
 def tightest_gpu(gpu_left: IntArray, milli: int) -> IntArray:
     """GPU choice "best" for a share pod: the GPU with the least free milli that still fits,
     lowest index on ties (argmin returns the first minimum). Rows where none fits get -1."""
