@@ -44,7 +44,7 @@ class DemoReport:
     pools: tuple[PoolReport, ...]
 
 
-def node_labels(pool: NodePool, topo: NodeTopology, source: str) -> dict[str, str]:
+def node_labels(pool: NodePool, index: int, topo: NodeTopology, source: str) -> dict[str, str]:
     """GFD labels plus the pool's own; a pool may not set a key GFD owns."""
     gfd = gfd_labels(topo, machine=topo.machine)
     clash = sorted(set(pool.labels) & set(gfd))
@@ -52,17 +52,17 @@ def node_labels(pool: NodePool, topo: NodeTopology, source: str) -> dict[str, st
         raise InputError(
             f"label {clash[0]!r} is set by GPU Feature Discovery on every GPU node",
             expected="labels outside the keys GFD manages",
-            location=Location(source=source, field=f"node_pools[{pool.name}].labels"),
+            location=Location(source=source, field=f"node_pools[{index}].labels.{clash[0]}"),
         )
     return dict(sorted({**gfd, **pool.labels}.items()))
 
 
 def build_demo(scenario: Scenario, topologies: dict[str, NodeTopology], source: str) -> DemoReport:
     pools = []
-    for pool in scenario.node_pools:
+    for index, pool in enumerate(scenario.node_pools):
         topo = topologies[pool.name]
         tp = tuple(tp_bandwidth(topo, k) for k in tp_sizes(topo.num_gpus))
-        pools.append(PoolReport(pool, topo, tp, node_labels(pool, topo, source)))
+        pools.append(PoolReport(pool, topo, tp, node_labels(pool, index, topo, source)))
     return DemoReport(scenario, tuple(pools))
 
 
