@@ -1,0 +1,1 @@
+"""LLM serving: engine models (memory, batching, step time), metrics, traffic and routing."""

@@ -1,0 +1,1 @@
+"""GPU slicing: MIG profiles, layouts and planner; time-slicing and MPS; DRA."""
