@@ -18,10 +18,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from gpuplane.core.cpuset import format_cpu_list, parse_cpu_list
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.field_errors import LineOf, fail, relocate
 from gpuplane.k8s.quantity import EXPECTED, Quantity, parse_manifest_quantity
 from gpuplane.k8s.resources import canonical_amount
+from gpuplane.kubelet.admission import node_state
+from gpuplane.kubelet.config import KubeletConfig
+from gpuplane.kubelet.cpu_manager import allocate_cpus
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.resolve import HARDWARE_SUFFIXES, resolve_topology
 from gpuplane.twin.scenario import ControlPlane, NodePool, QuantityText, pool_topology_ref
@@ -189,8 +193,15 @@ def node_pool_spec(
         raise relocate(err, source, line_of, ref_field) from None
     try:
         allocatable = _allocatable(pool, topology, control, path)
+        kubelet = kubelet_config(pool, topology, control, path)
     except InputError as err:
         raise relocate(err, source, line_of) from None
+    if pool.kubelet.reserved_system_cpus is not None and (
+        pool.allocatable is None or pool.allocatable.cpu is None
+    ):
+        # reservedSystemCPUs replaces the kube/system-reserved cpu in the node's allocatable.
+        cpu_cap = _capacity(topology)[0] or 0
+        allocatable[CPU] = max(cpu_cap - 1000 * len(kubelet.reserved_cpus), 0)
     return NodePoolSpec(
         name=pool.name,
         topology=topology,
@@ -198,4 +209,48 @@ def node_pool_spec(
         labels=dict(pool.labels),
         taints=tuple(Taint(key=t.key, value=t.value, effect=t.effect) for t in pool.taints),
         allocatable=allocatable,
+        kubelet=kubelet,
     )
+
+
+def kubelet_config(
+    pool: NodePool, topology: NodeTopology, control: ControlPlane, path: str
+) -> KubeletConfig:
+    """The pool's KubeletConfiguration with its reserved CPUs resolved as the kubelet does.
+
+    ``reservedSystemCPUs`` names them; otherwise the static CPU manager reserves
+    ceil(kube-reserved + system-reserved cpu) CPUs, whole cores from the lowest ids first
+    (cpumanager policy_static.go takeByTopology), and refuses to start when that is zero.
+    """
+    section = pool.kubelet
+    where = f"{path}.kubelet"
+    known = {c for n in topology.cpu_numa_nodes() for c in n.cpus}
+    if section.reserved_system_cpus is not None:
+        ids = frozenset(parse_cpu_list(section.reserved_system_cpus))
+        stray = sorted(ids - known)
+        if stray:
+            raise fail(
+                f"reservedSystemCPUs {stray} are not CPUs of {topology.name}",
+                f"{where}.reservedSystemCPUs",
+                f"ids among {format_cpu_list(sorted(known))}",
+            )
+        return section.config(ids)
+    if section.cpu_manager_policy != "static":
+        return section.config(frozenset())
+    reserved = parse_reserved(control.kube_reserved, "control_plane.kube_reserved").get(CPU, 0)
+    reserved += parse_reserved(control.system_reserved, "control_plane.system_reserved").get(
+        CPU, 0
+    )
+    count = -(-reserved // 1000)
+    if count == 0:
+        raise fail(
+            "the static CPU manager requires systemreserved.cpu + kubereserved.cpu to be greater "
+            "than zero",
+            f"{where}.cpuManagerPolicy",
+            "control_plane.kube_reserved/system_reserved cpu > 0, or kubelet.reservedSystemCPUs",
+        )
+    cpu_topo = node_state(topology, cpu_manager_static=True).cpu_topology
+    chosen = allocate_cpus(cpu_topo, count, (), None) if cpu_topo is not None else None
+    if chosen is None:
+        raise fail(f"cannot reserve {count} CPUs on {topology.name}", f"{where}.cpuManagerPolicy")
+    return section.config(frozenset(chosen))

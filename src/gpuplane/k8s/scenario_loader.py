@@ -61,6 +61,7 @@ def _control_plane(control: ControlPlane) -> TwinSettings:
         pod_initial_backoff_s=float(control.pod_initial_backoff_seconds),
         pod_max_backoff_s=float(control.pod_max_backoff_seconds),
         metrics_interval_s=control.metrics_interval,
+        kubelet_admission_delay_s=control.kubelet_admission_delay,
         scheduler_profiles=tuple(control.scheduler_profiles or ()),
     )
 

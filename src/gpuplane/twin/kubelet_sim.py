@@ -7,12 +7,21 @@
   count in ``restartCount``; a restarted container runs for a fresh run time.
 - A pod that is killed (GPU failure, active deadline, eviction) ends at once; the twin releases
   its resources immediately instead of modelling the termination grace period.
+- Admission: on a node whose kubelet runs a Topology Manager policy, the static CPU manager or
+  the static memory manager, the kubelet admits the pod ``kubelet_admission_delay_s`` after the
+  binding (the watch and sync-loop latency) through ``gpuplane.kubelet.admission``. A rejected
+  pod ends Failed with the kubelet's reason (TopologyAffinityError) and status message
+  "Pod was rejected: <message>"; its controller, not the scheduler, replaces it. An admitted pod
+  gets its exclusive CPUs and the GPUs the device manager chose inside the NUMA affinity. On other
+  nodes nothing can refuse a pod that fits, and the GPUs are the device plugin's preference at
+  binding.
 """
 
 from __future__ import annotations
 
 from gpuplane.twin.cluster import Cluster
 from gpuplane.twin.kernel import Priority
+from gpuplane.twin.kubelet_admission import NodeAdmission
 from gpuplane.twin.objects import Pod, PodPhase
 from gpuplane.twin.spec import RestartPolicy
 
@@ -20,6 +29,7 @@ from gpuplane.twin.spec import RestartPolicy
 class KubeletSim:
     def __init__(self, cluster: Cluster) -> None:
         self.c = cluster
+        self.admission = NodeAdmission(cluster.store)
 
     def on_bound(self, pod: Pod) -> None:
         node = pod.node_name
@@ -31,12 +41,54 @@ class KubeletSim:
             f"Successfully assigned {pod.key} to {node}{gpus}",
             namespace=pod.namespace,
         )
+        node_obj = self.c.store.nodes[pod.node_name] if pod.node_name else None
+        if node_obj is not None and node_obj.kubelet.manages_resources:
+            self.c.loop.after(
+                self.c.settings.kubelet_admission_delay_s,
+                lambda: self._admit(pod),
+                priority=Priority.POD,
+                label=f"admit {pod.key}",
+            )
+            return
+        self._arm_start(pod, self.c.settings.pod_start_s)
+
+    def _arm_start(self, pod: Pod, delay_s: float) -> None:
         self.c.loop.after(
-            self.c.settings.pod_start_s,
-            lambda: self._start(pod),
-            priority=Priority.POD,
-            label=f"start {pod.key}",
+            delay_s, lambda: self._start(pod), priority=Priority.POD, label=f"start {pod.key}"
         )
+
+    def _admit(self, pod: Pod) -> None:
+        if not pod.is_active or pod.node_name is None:
+            return
+        node = self.c.store.nodes[pod.node_name]
+        result = self.admission.admit(node, pod)
+        if not result.admit:
+            self.c.count("admission_rejections")
+            self.c.emit(
+                "Pod",
+                pod.name,
+                result.reason,
+                result.message,
+                namespace=pod.namespace,
+                warning=True,
+            )
+            self.finish(
+                pod,
+                PodPhase.FAILED,
+                result.reason,
+                f"Pod was rejected: {result.message}",
+                event=False,
+            )
+            return
+        cpus = tuple(sorted({c for a in result.allocations.values() for c in a.cpus}))
+        if cpus:
+            node.exclusive_cpus[pod.uid] = cpus
+        gpus = result.gpus
+        if gpus and gpus != pod.gpu_ids and len(gpus) == len(pod.gpu_ids):
+            self.c.store.move_gpus(pod, gpus)
+        self.c.count("pods_admitted_aligned")
+        delay = max(0.0, self.c.settings.pod_start_s - self.c.settings.kubelet_admission_delay_s)
+        self._arm_start(pod, delay)
 
     def _start(self, pod: Pod) -> None:
         if not pod.is_active or pod.node_name is None:
@@ -100,7 +152,9 @@ class KubeletSim:
             )
             self._arm_exit(pod)
 
-    def finish(self, pod: Pod, phase: PodPhase, reason: str, message: str) -> None:
+    def finish(
+        self, pod: Pod, phase: PodPhase, reason: str, message: str, *, event: bool = True
+    ) -> None:
         """End a pod in a terminal phase and give its resources back."""
         if not pod.is_active:
             return
@@ -109,7 +163,7 @@ class KubeletSim:
         pod.conditions.update(Ready=False, ContainersReady=False)
         self.c.store.release(pod)
         self.c.count(f"pods_{phase.value.lower()}")
-        if phase is PodPhase.FAILED:
+        if phase is PodPhase.FAILED and event:
             self.c.emit("Pod", pod.name, reason, message, namespace=pod.namespace, warning=True)
         self.c.pod_changed(pod)
         self.c.cluster_changed()

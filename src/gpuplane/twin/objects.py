@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.topology.model import NodeTopology
 from gpuplane.twin.spec import PodTemplate, QosClass, Resources, Taint
 
@@ -130,6 +131,10 @@ class Node:
     driver_version: str | None = None
     upgrade_state: str = ""
     upgrade_state_since_s: float = 0.0
+    # The node's KubeletConfiguration (Topology Manager, CPU manager, device choice).
+    kubelet: KubeletConfig = field(default_factory=KubeletConfig)
+    # Exclusive CPUs the static CPU manager gave each admitted pod (pod uid -> CPU ids).
+    exclusive_cpus: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def num_gpus(self) -> int:

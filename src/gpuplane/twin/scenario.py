@@ -34,6 +34,7 @@ from gpuplane.core.yamlio import validate_yaml
 from gpuplane.operator.faults import FaultSpec
 from gpuplane.operator.settings import OperatorSettings
 from gpuplane.scheduler.framework.config import ProfileConfig, check_profiles
+from gpuplane.twin.scenario_kubelet import KubeletSection
 
 _DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 
@@ -97,6 +98,12 @@ class NodePool(_Model):
         default=None,
         description="cpu/memory/pods as the node reports them; else derived from the topology.",
     )
+    kubelet: KubeletSection = Field(
+        default_factory=KubeletSection,
+        description="KubeletConfiguration fields: topologyManagerPolicy, topologyManagerScope, "
+        "topologyManagerPolicyOptions, cpuManagerPolicy, memoryManagerPolicy, "
+        "reservedSystemCPUs; and the device plugin's gpuAllocationPolicy.",
+    )
 
     @field_validator("name")
     @classmethod
@@ -144,6 +151,12 @@ class ControlPlane(_Model):
         description="kubelet --eviction-hard; memory.available is taken off allocatable memory.",
     )
     max_pods: int = Field(default=110, ge=1, le=100_000, description="kubelet --max-pods.")
+    kubelet_admission_delay: Seconds = Field(
+        default=1.0,
+        gt=0,
+        description="Binding to kubelet admission on nodes with a Topology Manager policy or a "
+        "static CPU/memory manager (watch and sync latency), e.g. 1s.",
+    )
     scheduler_profiles: list[ProfileConfig] | None = Field(
         default=None,
         min_length=1,

@@ -140,10 +140,10 @@ class SchedulerLoop:
     def _devices(
         self, pod: Pod, node: Node, b: Binding
     ) -> tuple[tuple[int, ...], tuple[int, int] | None]:
-        """The devices the scheduler chose; the device plugin's plain choice when it chose none."""
+        """The devices the scheduler chose; the device plugin's preference when it chose none."""
         ids = b.gpu_ids
         if not ids and pod.requests.get(GPU, 0):
-            ids = tuple(self.c.store.free_whole_gpus(node)[: pod.requests[GPU]])
+            ids = self.kubelet.admission.gpus_at_bind(node, pod)
         if b.gpu_share is not None:
             return ids, (b.gpu_share.gpu, b.gpu_share.milli)
         milli = pod.requests.get(GPU_MILLI, 0)

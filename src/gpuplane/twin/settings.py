@@ -31,5 +31,9 @@ class TwinSettings:
     default_toleration_s: float = 300.0
     # Time from binding to the container running (image pull, container start).
     pod_start_s: float = 0.0
+    # Time from binding to the kubelet's admission on nodes whose admission can refuse or
+    # align (Topology Manager, static CPU/memory manager): watch and sync-loop latency. It also
+    # paces the reject-and-replace loop of a controller whose pods a node keeps refusing.
+    kubelet_admission_delay_s: float = 1.0
     metrics_interval_s: float = 30.0
     keep_events: bool = True

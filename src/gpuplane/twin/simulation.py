@@ -78,6 +78,7 @@ def make_node(pool: NodePoolSpec, index: int) -> Node:
         allocatable=alloc,
         gpu_healthy=[True] * num_gpus,
         gpu_owner=[None] * num_gpus,
+        kubelet=pool.kubelet,
     )
 
 

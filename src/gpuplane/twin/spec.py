@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Literal
 
+from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.topology.model import NodeTopology
 
 if TYPE_CHECKING:
@@ -222,6 +223,7 @@ class NodePoolSpec:
     taints: tuple[Taint, ...] = ()
     # Node allocatable before GPUs are advertised: cpu (milli), memory (bytes), pods, ...
     allocatable: Resources = field(default_factory=dict)
+    kubelet: KubeletConfig = field(default_factory=KubeletConfig)
 
 
 @dataclass(frozen=True, slots=True)

@@ -153,6 +153,25 @@ class ObjectStore:
             self.gpu_shares[node.name][share[0]] -= share[1]
         node.requested = {k: v for k, v in res.sub(node.requested, self.charge(pod)).items() if v}
         node.pods.discard(pod.uid)
+        node.exclusive_cpus.pop(pod.uid, None)
+        self.refresh_node(node)
+
+    def move_gpus(self, pod: Pod, gpu_ids: tuple[int, ...]) -> None:
+        """Swap a bound pod's whole GPUs for ``gpu_ids`` (the kubelet allocated others than the
+        ones charged at binding); the count stays the same."""
+        node = self.nodes[pod.node_name] if pod.node_name is not None else None
+        if node is None or len(gpu_ids) != len(pod.gpu_ids):
+            raise ValueError(f"cannot move GPUs of {pod.key} to {gpu_ids}")
+        shares = self.gpu_shares[node.name]
+        for g in gpu_ids:
+            owner = node.gpu_owner[g]
+            if (owner is not None and owner != pod.uid) or not node.gpu_healthy[g] or shares[g]:
+                raise ValueError(f"GPU {g} of {node.name} is not free for {pod.key}")
+        for g in pod.gpu_ids:
+            node.gpu_owner[g] = None
+        for g in gpu_ids:
+            node.gpu_owner[g] = pod.uid
+        pod.gpu_ids = gpu_ids
         self.refresh_node(node)
 
     @staticmethod

@@ -1,0 +1,91 @@
+"""The kubelet's admission of a bound pod on a twin node, through ``gpuplane.kubelet``.
+
+The decision is the kubelet layer's pure ``admit_pod`` (Topology Manager with the CPU, memory
+and device managers as hint providers); this module builds its input from the twin's node (the
+node's KubeletConfiguration, the CPUs other pods hold exclusively, the GPUs other pods own or
+share, unhealthy GPUs) and hands back the verdict. The device plugin's preferred GPUs come from
+the node's ``gpuAllocationPolicy`` (``gpuplane.kubelet.device_choice``).
+
+Not modelled: the memory manager's per-NUMA bookkeeping of other pods' memory (its hints see
+each NUMA node's whole memory), hugepages, and devices other than ``nvidia.com/gpu``.
+"""
+
+from __future__ import annotations
+
+from gpuplane.kubelet.admission import AdmitResult, ContainerRequest, GpuChooser, admit_pod
+from gpuplane.kubelet.admission import node_state as kubelet_node_state
+from gpuplane.kubelet.config import CpuManagerPolicy, MemoryManagerPolicy
+from gpuplane.kubelet.device_choice import gpu_chooser
+from gpuplane.twin.objects import Node, Pod
+from gpuplane.twin.spec import CPU, GPU, MEMORY, ContainerSpec, QosClass
+from gpuplane.twin.store import ObjectStore
+
+
+class NodeAdmission:
+    def __init__(self, store: ObjectStore) -> None:
+        self.store = store
+        self._choosers: dict[str, GpuChooser] = {}
+
+    def chooser(self, node: Node) -> GpuChooser:
+        got = self._choosers.get(node.name)
+        if got is None:
+            got = self._choosers[node.name] = gpu_chooser(
+                node.topology, node.kubelet.gpu_allocation
+            )
+        return got
+
+    def gpus_at_bind(self, node: Node, pod: Pod) -> tuple[int, ...]:
+        """The devices the kubelet allocates when nothing aligns them: the plugin's preference
+        among the free whole GPUs (the lowest ids if it has none)."""
+        need = pod.requests.get(GPU, 0)
+        if not need:
+            return ()
+        free = self.store.free_whole_gpus(node)
+        chosen = self.chooser(node)(free, need)
+        return tuple(sorted(chosen)) if chosen is not None else tuple(free[:need])
+
+    def admit(self, node: Node, pod: Pod) -> AdmitResult:
+        """The kubelet's verdict on ``pod`` (already charged to ``node``) and its allocation."""
+        cfg = node.kubelet
+        taken_cpus = frozenset(
+            c for uid, cpus in node.exclusive_cpus.items() if uid != pod.uid for c in cpus
+        )
+        shares = self.store.gpu_shares[node.name]
+        taken_gpus = frozenset(
+            g
+            for g in range(node.num_gpus)
+            if (node.gpu_owner[g] not in (None, pod.uid)) or shares[g] or not node.gpus_advertised
+        )
+        unhealthy = frozenset(g for g in range(node.num_gpus) if not node.gpu_healthy[g])
+        state = kubelet_node_state(
+            node.topology,
+            policy=cfg.topology_manager_policy,
+            scope=cfg.topology_manager_scope.value,
+            options=cfg.topology_manager_policy_options,
+            cpu_manager_static=cfg.cpu_manager_policy is CpuManagerPolicy.STATIC,
+            memory_manager_static=cfg.memory_manager_policy is MemoryManagerPolicy.STATIC,
+            reserved_cpus=cfg.reserved_cpus,
+            taken_cpus=taken_cpus,
+            taken_gpus=taken_gpus,
+            unhealthy_gpus=unhealthy,
+        )
+        containers = [
+            *(_request(c, init=True) for c in pod.template.init_containers),
+            *(_request(c, init=False) for c in pod.template.containers),
+        ] or [_request(ContainerSpec("main", requests=dict(pod.requests)), init=False)]
+        return admit_pod(
+            state,
+            containers,
+            guaranteed=pod.qos is QosClass.GUARANTEED,
+            choose=self.chooser(node),
+        )
+
+
+def _request(c: ContainerSpec, *, init: bool) -> ContainerRequest:
+    return ContainerRequest(
+        c.name,
+        cpu_milli=c.requests.get(CPU, 0),
+        memory_bytes=c.requests.get(MEMORY, 0),
+        gpus=c.requests.get(GPU, 0),
+        init=init,
+    )

@@ -1,0 +1,110 @@
+"""Kubelet admission in the twin: TopologyAffinityError, controller churn, aligned allocation."""
+
+from __future__ import annotations
+
+from gpuplane.kubelet.config import CpuManagerPolicy, GpuAllocation, KubeletConfig
+from gpuplane.kubelet.topology_manager.policy import PolicyName
+from gpuplane.twin.objects import PodPhase
+from gpuplane.twin.simulation import Simulation
+from gpuplane.twin.spec import (
+    ContainerSpec,
+    DeploymentSpec,
+    PodTemplate,
+    RestartPolicy,
+    Workload,
+)
+from tests.factories import make_pool
+
+GIB = 1024**3
+SNN_STATIC = KubeletConfig(
+    topology_manager_policy=PolicyName.SINGLE_NUMA_NODE,
+    cpu_manager_policy=CpuManagerPolicy.STATIC,
+    reserved_cpus=frozenset({0, 112}),
+)
+
+
+def guaranteed(gpus: int, cpus: int = 8, mem_gib: int = 32) -> PodTemplate:
+    amounts = {"cpu": cpus * 1000, "memory": mem_gib * GIB, "nvidia.com/gpu": gpus}
+    c = ContainerSpec("main", requests=dict(amounts), limits=dict(amounts))
+    return PodTemplate(containers=(c,), restart_policy=RestartPolicy.ALWAYS)
+
+
+def run(
+    template: PodTemplate, replicas: int, kubelet: KubeletConfig, until: float = 60.0
+) -> Simulation:
+    deploy = DeploymentSpec(name="tp", namespace="ml", template=template, replicas=replicas)
+    sim = Simulation(
+        [make_pool(count=1, kubelet=kubelet)],  # type: ignore[list-item]
+        [Workload("tp", deploy)],
+        seed=1,
+        check_invariants=True,
+    )
+    sim.result = sim.run(until)  # type: ignore[attr-defined]
+    return sim
+
+
+def pods(sim: Simulation) -> list:  # type: ignore[type-arg]
+    return sorted(sim.cluster.store.pods.values(), key=lambda p: p.created_s)
+
+
+def test_single_numa_node_rejects_an_8_gpu_pod_and_the_replicaset_replaces_it_paced() -> None:
+    sim = run(guaranteed(8), 1, SNN_STATIC, until=60.0)
+    failed = [p for p in pods(sim) if p.phase is PodPhase.FAILED]
+    assert failed, "a pod needing 8 GPUs on one NUMA node of a 4+4 node must be refused"
+    for p in failed:
+        assert p.reason == "TopologyAffinityError"
+        assert p.message == "Pod was rejected: Resources cannot be allocated with Topology locality"
+    # One bind-then-reject round per admission delay (1 s): about 60 in a minute, never a spin.
+    assert 50 <= len(failed) <= 61
+    counters = sim.result.summary["counters"]  # type: ignore[attr-defined]
+    assert counters["admission_rejections"] == len(failed)
+    assert counters["controller_replacements"] >= len(failed) - 1
+    events = [e for e in sim.result.events if e.reason == "TopologyAffinityError"]  # type: ignore[attr-defined]
+    assert len(events) == len(failed)
+    assert events[0].message == "Resources cannot be allocated with Topology locality"
+    node = sim.cluster.store.nodes["pool-0"]
+    active = [p for p in pods(sim) if p.is_active]
+    assert len(active) == 1  # the newest replacement, bound and waiting for admission
+    assert {o for o in node.gpu_owner if o is not None} <= {active[0].uid}
+    assert node.exclusive_cpus == {}  # rejected pods never got exclusive CPUs
+
+
+def test_policy_none_admits_the_same_pod() -> None:
+    sim = run(guaranteed(8), 1, KubeletConfig(), until=60.0)
+    states = [p.phase for p in pods(sim)]
+    assert states == [PodPhase.RUNNING]
+
+
+def test_aligned_allocation_cpus_and_gpus_on_the_pods_numa_node() -> None:
+    sim = run(guaranteed(4, cpus=16), 2, SNN_STATIC, until=30.0)
+    running = [p for p in pods(sim) if p.phase is PodPhase.RUNNING]
+    assert len(running) == 2
+    node = sim.cluster.store.nodes["pool-0"]
+    topo = node.topology
+    numas = set()
+    for p in running:
+        gpu_numa = {topo.gpus[g].numa for g in p.gpu_ids}
+        assert len(gpu_numa) == 1
+        cpus = node.exclusive_cpus[p.uid]
+        assert len(cpus) == 16
+        cpu_numa = {n.id for n in topo.cpu_numa_nodes() if set(cpus) <= set(n.cpus)}
+        assert cpu_numa == gpu_numa
+        assert not set(cpus) & {0, 112}  # reserved CPUs are never exclusive
+        numas |= gpu_numa
+    assert len(numas) == 2
+    a, b = (set(node.exclusive_cpus[p.uid]) for p in running)
+    assert not a & b
+
+
+def test_device_plugin_preference_decides_gpus_at_binding() -> None:
+    def gpus_of(policy: GpuAllocation) -> tuple[int, ...]:
+        sim = run(guaranteed(2), 1, KubeletConfig(gpu_allocation=policy), until=5.0)
+        return pods(sim)[0].gpu_ids
+
+    assert gpus_of(GpuAllocation.FIRST) == (0, 1)
+    # GPU0-GPU1 and GPU0-GPU2 are both NV6 pairs on seed-8gpu: both policies keep the pair
+    # on NVLink; best-effort (go-gpuallocator) and gpuplane never pick a PCIe-only pair.
+    for policy in (GpuAllocation.BEST_EFFORT, GpuAllocation.GPUPLANE):
+        a, b = gpus_of(policy)
+        sim_topo = make_pool(count=1).topology  # type: ignore[attr-defined]
+        assert sim_topo.gpu_link(a, b).is_nvlink
