@@ -35,11 +35,17 @@ class NodeAdmission:
         return got
 
     def gpus_at_bind(self, node: Node, pod: Pod) -> tuple[int, ...]:
-        """The devices the kubelet allocates when nothing aligns them: the plugin's preference
-        among the free whole GPUs (the lowest ids if it has none)."""
+        """The GPUs the kubelet will allocate to ``pod`` on ``node``: inside the Topology
+        Manager's affinity where the node runs one, else the device plugin's preference among
+        the free whole GPUs (the lowest ids if it has none)."""
         need = pod.requests.get(GPU, 0)
         if not need:
             return ()
+        if node.kubelet.manages_resources:
+            # The kubelet allocates at admission, inside the NUMA affinity it will choose.
+            verdict = self.admit(node, pod)
+            if verdict.admit and len(verdict.gpus) == need:
+                return verdict.gpus
         free = self.store.free_whole_gpus(node)
         chosen = self.chooser(node)(free, need)
         return tuple(sorted(chosen)) if chosen is not None else tuple(free[:need])

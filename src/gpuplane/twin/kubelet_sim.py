@@ -43,6 +43,11 @@ class KubeletSim:
         )
         node_obj = self.c.store.nodes[pod.node_name] if pod.node_name else None
         if node_obj is not None and node_obj.kubelet.manages_resources:
+            # Hold the CPUs admission will pin, so nothing else counts them as free meanwhile.
+            verdict = self.admission.admit(node_obj, pod)
+            cpus = tuple(sorted({c for a in verdict.allocations.values() for c in a.cpus}))
+            if verdict.admit and cpus:
+                node_obj.exclusive_cpus[pod.uid] = cpus
             self.c.loop.after(
                 self.c.settings.kubelet_admission_delay_s,
                 lambda: self._admit(pod),

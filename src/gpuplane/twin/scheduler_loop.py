@@ -140,10 +140,11 @@ class SchedulerLoop:
     def _devices(
         self, pod: Pod, node: Node, b: Binding
     ) -> tuple[tuple[int, ...], tuple[int, int] | None]:
-        """The devices the scheduler chose; the device plugin's preference when it chose none."""
-        ids = b.gpu_ids
-        if not ids and pod.requests.get(GPU, 0):
-            ids = self.kubelet.admission.gpus_at_bind(node, pod)
+        """The pod's devices: whole GPUs as the kubelet allocates them, a share where the scheduler
+        placed it."""
+        # Whole GPUs are the kubelet's choice (the scheduler only counts them); a share's GPU is
+        # the one the scheduler picked, as a sharing device plugin reads it from the pod.
+        ids = self.kubelet.admission.gpus_at_bind(node, pod) if pod.requests.get(GPU, 0) else ()
         if b.gpu_share is not None:
             return ids, (b.gpu_share.gpu, b.gpu_share.milli)
         milli = pod.requests.get(GPU_MILLI, 0)

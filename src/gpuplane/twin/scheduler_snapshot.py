@@ -18,6 +18,7 @@ from gpuplane.scheduler.framework.snapshot import ClusterSnapshot, make_snapshot
 from gpuplane.scheduler.framework.types import (
     BASE_RESOURCES,
     BoundPod,
+    ContainerInfo,
     GpuShare,
     NominatedPod,
     PodGroupInfo,
@@ -25,8 +26,10 @@ from gpuplane.scheduler.framework.types import (
     TaintLike,
     WaitingPod,
 )
+from gpuplane.topology.model import NodeTopology
 from gpuplane.twin.cluster import Cluster
 from gpuplane.twin.node_filters import NOT_READY_TAINT
+from gpuplane.twin.nrt_view import NrtView
 from gpuplane.twin.objects import Node, Pod
 from gpuplane.twin.spec import CPU, GPU, MEMORY, PODS
 
@@ -50,6 +53,8 @@ class SnapshotBuilder:
         self._groups: dict[str, list[int]] = {}
         self._counted: dict[str, tuple[str, bool, bool]] = {}
         self._static: tuple[int, int, _Static] | None = None
+        self.nrt = NrtView(cluster.store)
+        self._hardware: dict[str, NodeTopology] = {}
 
     # ----- pods -----
     def pod_info(self, pod: Pod) -> PodInfo:
@@ -69,6 +74,8 @@ class SnapshotBuilder:
             scheduler_name=t.scheduler_name,
             nominated_node=pod.nominated_node_name,
             group_created_s=group.created_s if group is not None else None,
+            qos=pod.qos.value,
+            containers=_containers(pod),
         )
 
     def _bound_pod(self, pod: Pod) -> BoundPod:
@@ -206,7 +213,23 @@ class SnapshotBuilder:
             now_s=self.c.now,
             next_start_index=next_start_index,
             generation=self.c.generation,
+            nrt=self.nrt,
+            hardware=self._hardware_map(),
         )
+
+    def _hardware_map(self) -> dict[str, NodeTopology]:
+        store = self.c.store
+        if len(self._hardware) != len(store.node_order):
+            self._hardware = {n: store.nodes[n].topology for n in store.node_order}
+        return self._hardware
+
+
+def _containers(pod: Pod) -> tuple[ContainerInfo, ...]:
+    t = pod.template
+    return (
+        *(ContainerInfo(c.name, c.requests, init=True) for c in t.init_containers),
+        *(ContainerInfo(c.name, c.requests) for c in t.containers),
+    )
 
 
 def _taints(node: Node) -> tuple[TaintLike, ...]:

@@ -32,6 +32,8 @@ from gpuplane.scheduler.framework.types import (
     TaintLike,
     WaitingPod,
 )
+from gpuplane.topology.model import NodeTopology
+from gpuplane.topology.nrt import ResourceTopology
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +67,10 @@ class ClusterSnapshot:
     # kube-scheduler's nextStartNodeIndex: where the next filter pass starts (round robin).
     next_start_index: int = 0
     generation: int = 0
+    # Per node name: its NodeResourceTopology (nodes that publish one) and its hardware model
+    # (nodes whose GPU topology is known); topology-aware plugins read them, others never do.
+    nrt: Mapping[str, ResourceTopology] = field(default_factory=dict)
+    hardware: Mapping[str, NodeTopology] = field(default_factory=dict)
 
     @property
     def num_nodes(self) -> int:
@@ -103,6 +109,8 @@ def make_snapshot(
     now_s: float = 0.0,
     next_start_index: int = 0,
     generation: int = 0,
+    nrt: Mapping[str, ResourceTopology] | None = None,
+    hardware: Mapping[str, NodeTopology] | None = None,
 ) -> ClusterSnapshot:
     """A snapshot from per-resource arrays; the GPU rows come from ``gpu_free_milli`` and the
     advertised count ``allocatable['nvidia.com/gpu']`` (whatever ``requested`` says of them)."""
@@ -138,4 +146,6 @@ def make_snapshot(
         now_s=now_s,
         next_start_index=next_start_index,
         generation=generation,
+        nrt=nrt if nrt is not None else {},
+        hardware=hardware if hardware is not None else {},
     )

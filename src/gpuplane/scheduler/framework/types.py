@@ -79,6 +79,20 @@ class GpuShare:
     milli: int
 
 
+QOS_GUARANTEED = "Guaranteed"
+QOS_BURSTABLE = "Burstable"
+QOS_BEST_EFFORT = "BestEffort"
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerInfo:
+    """One container's requests (what NUMA-aware plugins align, container by container)."""
+
+    name: str
+    requests: Mapping[str, int] = field(default_factory=dict)
+    init: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class PodInfo:
     """A pending pod as the scheduler reads it (kube-scheduler's PodInfo, the fields modelled)."""
@@ -101,6 +115,10 @@ class PodInfo:
     nominated_node: str | None = None
     # The PodGroup's creation time, for Coscheduling's queue order (None: no such group).
     group_created_s: float | None = None
+    # The pod's QoS class (Guaranteed, Burstable, BestEffort) and its containers; a pod given
+    # without containers is read as one container holding ``requests``.
+    qos: str = QOS_BURSTABLE
+    containers: tuple[ContainerInfo, ...] = ()
 
     @property
     def key(self) -> str:
@@ -113,6 +131,15 @@ class PodInfo:
     @property
     def gpu_milli(self) -> int:
         return self.requests.get(GPU_MILLI, 0)
+
+    def container_list(self) -> tuple[ContainerInfo, ...]:
+        """Init containers first, then app containers (the kubelet's admission order)."""
+        if not self.containers:
+            return (ContainerInfo("main", self.requests),)
+        return (
+            *(c for c in self.containers if c.init),
+            *(c for c in self.containers if not c.init),
+        )
 
 
 @dataclass(frozen=True, slots=True)

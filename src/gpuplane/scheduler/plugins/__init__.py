@@ -3,7 +3,8 @@
 kube-scheduler in-tree: PrioritySort, NodeUnschedulable, TaintToleration, NodeAffinity,
 NodeResourcesFit, DefaultPreemption, DefaultBinder. scheduler-plugins: Coscheduling. gpuplane's
 own: GPUSharing (fractional GPUs on a concrete device), Fragmentation (FGD's score and
-gpuplane's own, over the demand distribution).
+gpuplane's own, over the demand distribution). scheduler-plugins: NodeResourceTopologyMatch.
+gpuplane's own: GPUTopology (the interconnect a multi-GPU pod would get).
 """
 
 from gpuplane.scheduler.plugins import (
@@ -12,7 +13,9 @@ from gpuplane.scheduler.plugins import (
     default_preemption,
     fragmentation,
     gpu_sharing,
+    gpu_topology,
     node_affinity,
+    node_resource_topology,
     node_resources_fit,
     node_unschedulable,
     priority_sort,
@@ -25,7 +28,9 @@ __all__ = [
     "default_preemption",
     "fragmentation",
     "gpu_sharing",
+    "gpu_topology",
     "node_affinity",
+    "node_resource_topology",
     "node_resources_fit",
     "node_unschedulable",
     "priority_sort",

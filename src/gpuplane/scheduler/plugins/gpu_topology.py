@@ -1,0 +1,95 @@
+"""GPUTopology: score nodes by the interconnect a multi-GPU pod would actually get there.
+
+gpuplane's plugin (kube-scheduler has none: it counts ``nvidia.com/gpu`` and never looks at
+which GPUs are free). For a pod asking for N whole GPUs, each feasible node is scored on the
+best set of N of its free GPUs (``gpuplane.kubelet.gpu_sets.pick_gpus``, the choice a
+gpuplane-aware device plugin makes): the bottleneck bandwidth of its best all-reduce ring,
+normalised by the best such bottleneck among the feasible nodes, so an NVLink island beats GPUs
+split over PCIe or sockets and an NVSwitch node beats a PCIe-only one. On nodes whose kubelet
+runs ``single-numa-node`` (read from the node's NodeResourceTopology) the set must sit on one
+NUMA node, or the node scores 0.
+
+A second term packs: the share of the node's GPUs in use once the pod is placed, so small pods
+fill partly used nodes and leave whole islands free for later large ones. Score =
+``bandwidthWeight`` x bandwidth ratio + ``packingWeight`` x packing, in 0..100 (weights 70/30
+by default). Pods without whole GPUs score 100 everywhere (the plugin is neutral for them).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from gpuplane.kubelet.gpu_sets import pick_gpus
+from gpuplane.scheduler.framework.interfaces import SCORE, Handle
+from gpuplane.scheduler.framework.registry import register
+from gpuplane.scheduler.framework.state import ClusterState, CycleState
+from gpuplane.scheduler.framework.types import GPU, MILLI_PER_GPU, IntArray, PodInfo
+from gpuplane.topology.nrt import TopologyManagerPolicy
+
+
+class GPUTopologyArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    bandwidth_weight: int = Field(default=70, ge=0, le=100, alias="bandwidthWeight")
+    packing_weight: int = Field(default=30, ge=0, le=100, alias="packingWeight")
+
+    @model_validator(mode="after")
+    def _sum(self) -> GPUTopologyArgs:
+        if self.bandwidth_weight + self.packing_weight != 100:
+            raise ValueError("bandwidthWeight + packingWeight must be 100")
+        return self
+
+
+@register("GPUTopology", args=GPUTopologyArgs)
+class GPUTopology:
+    name: ClassVar[str] = "GPUTopology"
+    extension_points: ClassVar[frozenset[str]] = frozenset({SCORE})
+    unsupported: ClassVar[tuple[str, ...]] = ("GPUs spread over several nodes (multi-node TP)",)
+
+    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
+        config = args if isinstance(args, GPUTopologyArgs) else GPUTopologyArgs()
+        self.w_bw = config.bandwidth_weight
+        self.w_pack = config.packing_weight
+
+    def _pick(self, pod: PodInfo, st: ClusterState, i: int) -> tuple[float, float] | None:
+        """(bottleneck GB/s of the best set, used share after placing) or None: no aligned set."""
+        need = int(pod.requests.get(GPU, 0))
+        name = st.name_of(i)
+        topo = st.snap.hardware.get(name)
+        row = st.gpu[i]
+        free = [int(g) for g in np.flatnonzero(row == MILLI_PER_GPU)]
+        total = int(np.count_nonzero(row >= 0))
+        if topo is None or len(free) < need or total == 0:
+            return None
+        nrt = st.snap.nrt.get(name) if st.snap.nrt else None
+        aligned = nrt is not None and nrt.policy is TopologyManagerPolicy.SINGLE_NUMA_NODE
+        pick = pick_gpus(topo, free, need, numa_aligned=aligned)
+        if pick is None:
+            return None
+        used_after = (total - len(free) + need) / total
+        return pick.bottleneck_gbps, used_after
+
+    def _scores(self, pod: PodInfo, st: ClusterState, nodes: IntArray) -> IntArray:
+        if not pod.requests.get(GPU, 0):
+            return np.full(len(nodes), 100, dtype=np.int64)
+        picks = [self._pick(pod, st, int(i)) for i in nodes]
+        finite = [p[0] for p in picks if p is not None and math.isfinite(p[0])]
+        best = max(finite) if finite else 0.0
+        out = np.zeros(len(nodes), dtype=np.int64)
+        for k, p in enumerate(picks):
+            if p is None:
+                continue
+            bottleneck, packing = p
+            ratio = 1.0 if not math.isfinite(bottleneck) or best <= 0 else bottleneck / best
+            out[k] = round(self.w_bw * ratio + self.w_pack * packing)
+        return out
+
+    def score(self, cs: CycleState, pod: PodInfo, st: ClusterState, nodes: IntArray) -> IntArray:
+        return self._scores(pod, st, nodes)
+
+    def score_node(self, cs: CycleState, pod: PodInfo, st: ClusterState, i: int) -> int:
+        """Alone, a node is its own best: the bandwidth ratio is 1 whenever a set exists."""
+        return int(self._scores(pod, st, np.array([i], dtype=np.int64))[0])
