@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO_OUT ?= out/demo
 
-.PHONY: demo test lint types contracts unit bench bench-twin bench-gpu-sets clean
+.PHONY: demo test lint types contracts unit bench bench-twin bench-gpu-sets bench-topology clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "gpuplane needs Python 3.11 or newer")'
@@ -36,6 +36,9 @@ test: lint types contracts unit
 bench: $(STAMP)
 	$(BIN)/python bench/twin_kernel.py
 	$(BIN)/python bench/bench_topology.py
+
+bench-topology: $(STAMP)
+	$(BIN)/python bench/topology_alignment.py
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis

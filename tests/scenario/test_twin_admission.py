@@ -121,3 +121,18 @@ def test_device_plugin_preference_decides_gpus_at_binding() -> None:
     for policy in (GpuAllocation.BEST_EFFORT, GpuAllocation.GPUPLANE):
         a, b = gpus_of(policy)
         assert topo.gpu_link(a, b).is_nvlink, policy
+
+
+def test_topology_aware_path_has_no_admission_failures_and_no_island_misses() -> None:
+    """The benchmark's two configurations, short: gpuplane's path (NodeResourceTopologyMatch +
+    GPUTopology + widest-ring device choice) is never refused by a kubelet and never puts a TP
+    group off an NVLink island while one was free; both runs keep every invariant."""
+    from bench.topology_alignment import run as bench_run
+
+    gp, _ = bench_run("gpuplane", 0.75, seed=3)
+    assert gp["admission failures"] == 0
+    assert gp["pods recreated by controllers"] == 0
+    assert gp["off an island while one was free"] == 0
+    assert gp["multi-GPU pods that ran"] > 5
+    default, _ = bench_run("default", 0.75, seed=3)
+    assert default["mean ring bottleneck GB/s"] <= gp["mean ring bottleneck GB/s"]

@@ -188,6 +188,7 @@ class JobState:
     condition: str | None = None  # "Complete" | "Failed"
     finished_s: float | None = None
     next_create_s: float = 0.0
+    replacements: int = 0  # pods created in place of failed ones
 
 
 @dataclass(slots=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gpuplane.core.cpuset import parse_cpu_list
 from gpuplane.core.errors import InputError
@@ -46,18 +46,24 @@ class KubeletSection(BaseModel):
     )
     publish_node_resource_topology: bool = Field(default=True, alias="publishNodeResourceTopology")
 
-    @model_validator(mode="after")
-    def _check(self) -> KubeletSection:
+    @field_validator("topology_manager_policy_options")
+    @classmethod
+    def _options(cls, value: dict[str, str]) -> dict[str, str]:
         try:
-            parse_policy_options(self.topology_manager_policy_options)
+            parse_policy_options(value)
         except InputError as err:
-            raise ValueError(f"topologyManagerPolicyOptions: {err}") from None
-        if self.reserved_system_cpus is not None:
+            raise ValueError(str(err)) from None
+        return value
+
+    @field_validator("reserved_system_cpus")
+    @classmethod
+    def _cpus(cls, value: str | None) -> str | None:
+        if value is not None:
             try:
-                parse_cpu_list(self.reserved_system_cpus)
+                parse_cpu_list(value)
             except InputError as err:
-                raise ValueError(f"reservedSystemCPUs: {err}") from None
-        return self
+                raise ValueError(str(err)) from None
+        return value
 
     def config(self, reserved_cpus: frozenset[int]) -> KubeletConfig:
         return KubeletConfig(

@@ -364,6 +364,31 @@ SCENARIO_MISTAKES = [
         "workloads[1]: give exactly one of manifest or path (got manifest, path)",
     ),
     (
+        "    labels: {pool: train}",
+        "    labels: {pool: train}\n    kubelet: {topologyManagerPolicy: single-numa-nod}",
+        "topologyManagerPolicy",
+        "node_pools[0].kubelet.topologyManagerPolicy",
+    ),
+    (
+        "    labels: {pool: train}",
+        "    labels: {pool: train}\n    kubelet:\n      topologyManagerPolicyOptions:\n"
+        "        max-allowable-numa-nodes: '4'",
+        "topologyManagerPolicyOptions",
+        "should not be less than 8",
+    ),
+    (
+        "    labels: {pool: train}",
+        "    labels: {pool: train}\n    kubelet: {reservedSystemCPUs: '0-3,9-7'}",
+        "reservedSystemCPUs",
+        "runs backwards",
+    ),
+    (
+        "    labels: {pool: train}",
+        "    labels: {pool: train}\n    kubelet: {reservedSystemCPUs: '0,9999'}",
+        "reservedSystemCPUs",
+        "node_pools[0].kubelet.reservedSystemCPUs: reservedSystemCPUs [9999] are not CPUs",
+    ),
+    (
         "cluster_policy:\n  path: cluster-policy.yaml",
         "cluster_policy:\n  path: cp.yaml",
         "path: cp.yaml",
@@ -494,3 +519,54 @@ def test_warnings_point_at_their_file(tmp_path: Path) -> None:
     warnings = load_scenario_spec(path).warnings
     assert any("schedulerName 'volcano'" in w and w.startswith(f"{path}:5") for w in warnings)
     assert any("no workload creates PodGroup 'g'" in w for w in warnings)
+
+
+def test_pool_kubelet_section(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        textwrap.dedent(
+            """\
+            name: k
+            control_plane: {system_reserved: {cpu: 1500m}}
+            node_pools:
+              - name: snn
+                preset: seed-8gpu
+                count: 1
+                kubelet:
+                  topologyManagerPolicy: single-numa-node
+                  topologyManagerScope: pod
+                  topologyManagerPolicyOptions: {prefer-closest-numa-nodes: "true"}
+                  cpuManagerPolicy: static
+                  gpuAllocationPolicy: gpuplane
+              - name: pinned
+                preset: seed-8gpu
+                count: 1
+                kubelet: {cpuManagerPolicy: static, reservedSystemCPUs: "0-1,112-113"}
+              - name: plain
+                preset: seed-8gpu
+                count: 1
+            """
+        )
+    )
+    spec = load_scenario_spec(path).spec
+    snn, pinned, plain = (p.kubelet for p in spec.node_pools)
+    assert snn.topology_manager_policy.value == "single-numa-node"
+    assert snn.topology_manager_scope.value == "pod"
+    assert snn.topology_manager_policy_options.prefer_closest_numa
+    assert snn.gpu_allocation.value == "gpuplane"
+    # ceil(1.5) = 2 CPUs: CPU 0 and its hyper-thread sibling 112.
+    assert snn.reserved_cpus == frozenset({0, 112})
+    assert pinned.reserved_cpus == frozenset({0, 1, 112, 113})
+    assert spec.node_pools[1].allocatable["cpu"] == (224 - 4) * 1000
+    assert plain.topology_manager_policy.value == "none"
+    assert plain.gpu_allocation.value == "best-effort"
+
+
+def test_static_cpu_manager_needs_a_reservation(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: k\nnode_pools:\n  - name: a\n    preset: seed-8gpu\n    count: 1\n"
+        "    kubelet: {cpuManagerPolicy: static}\n"
+    )
+    with pytest.raises(InputError, match=r"requires systemreserved\.cpu"):
+        load_scenario_spec(path)

@@ -86,8 +86,13 @@ class JobController:
             wanted = 0 if succeeded > 0 else job.parallelism
         else:
             wanted = min(job.parallelism, job.completions - succeeded)
-        for _ in range(wanted - len(active)):
+        creating = wanted - len(active)
+        for _ in range(creating):
             self._create(job)
+        replacing = min(max(creating, 0), failed - job.replacements)
+        if replacing > 0:
+            job.replacements += replacing
+            self.c.count("controller_replacements", replacing)
 
     def _create(self, job: JobState) -> None:
         workload = self.workloads.get(job.workload)
