@@ -39,6 +39,11 @@ def run_summary_view(summary: dict[str, Any]) -> RenderableType:
                 ("pods at end", ", ".join(f"{k} {v}" for k, v in pods["at_end"].items())),
                 ("container restarts", pods["restarts"]),
                 ("pods replaced by controllers", pods["replacements_by_controllers"]),
+                (
+                    "kubelet admission aligned / TopologyAffinityError",
+                    f"{pods['kubelet_admission']['aligned']} / "
+                    f"{pods['kubelet_admission']['rejected_topology_affinity']}",
+                ),
                 ("scheduling latency p50 / p99 (s)", f"{lat['p50']} / {lat['p99']}"),
                 (
                     "jobs complete / failed / active",

@@ -49,6 +49,10 @@ def _pods(sim: Simulation, until_s: float) -> dict[str, Any]:
         "at_end": state,
         "restarts": sum(p.restart_count for p in pods),
         "replacements_by_controllers": sim.cluster.counters.get("controller_replacements", 0),
+        "kubelet_admission": {
+            "aligned": sim.cluster.counters.get("pods_admitted_aligned", 0),
+            "rejected_topology_affinity": sim.cluster.counters.get("admission_rejections", 0),
+        },
         "scheduling_latency_s": _pct(latency),
         "pending_reasons_at_end": [{"pods": n, "message": m} for m, n in top],
         "gpu_hours_allocated": round(gpu_s / 3600, 3),
