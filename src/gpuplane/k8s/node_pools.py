@@ -26,6 +26,7 @@ from gpuplane.k8s.resources import canonical_amount
 from gpuplane.kubelet.admission import node_state
 from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.kubelet.cpu_manager import allocate_cpus
+from gpuplane.slicing.sharing.config import device_plugin_config_from_dict
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.resolve import HARDWARE_SUFFIXES, resolve_topology
 from gpuplane.twin.scenario import ControlPlane, NodePool, QuantityText, pool_topology_ref
@@ -196,6 +197,12 @@ def node_pool_spec(
         kubelet = kubelet_config(pool, topology, control, path)
     except InputError as err:
         raise relocate(err, source, line_of) from None
+    device_plugin = None
+    if pool.device_plugin is not None:
+        try:
+            device_plugin = device_plugin_config_from_dict(pool.device_plugin)
+        except InputError as err:
+            raise relocate(err, source, line_of, f"{path}.device_plugin") from None
     if pool.kubelet.reserved_system_cpus is not None and (
         pool.allocatable is None or pool.allocatable.cpu is None
     ):
@@ -210,6 +217,7 @@ def node_pool_spec(
         taints=tuple(Taint(key=t.key, value=t.value, effect=t.effect) for t in pool.taints),
         allocatable=allocatable,
         kubelet=kubelet,
+        device_plugin=device_plugin,
     )
 
 

@@ -14,10 +14,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from gpuplane.core.errors import InputError
 from gpuplane.k8s.api_types import Container, ObjectMeta, PodSpec, PodTemplateSpec
 from gpuplane.k8s.api_types import Toleration as TolerationModel
 from gpuplane.k8s.field_errors import fail
 from gpuplane.k8s.labels import check_annotations, check_labels, label_value_error
+from gpuplane.k8s.quantity import parse_manifest_quantity
 from gpuplane.k8s.resources import container_resources, parse_resource_list, qualified_name_errors
 from gpuplane.twin.cluster import POD_GROUP_LABEL
 from gpuplane.twin.spec import ContainerSpec, PodTemplate, RestartPolicy, Toleration
@@ -198,6 +200,24 @@ def translate_template(
     return translate_pod(meta, spec, f"{path}.metadata", f"{path}.spec", warnings)
 
 
+GPU_MEMORY_ANNOTATION = "gpuplane.io/gpu-memory"
+
+
+def _gpu_memory(meta: ObjectMeta | None, meta_path: str) -> int:
+    """The pod's peak GPU memory from gpuplane's annotation (e.g. ``20Gi``); 0 when absent."""
+    raw = (meta.annotations or {}).get(GPU_MEMORY_ANNOTATION) if meta is not None else None
+    if raw is None:
+        return 0
+    where = f"{meta_path}.annotations.{GPU_MEMORY_ANNOTATION}"
+    try:
+        quantity = parse_manifest_quantity(raw)
+    except InputError as err:
+        raise fail(err.problem, where, "a quantity such as 20Gi") from None
+    if quantity.sign() < 0:
+        raise fail(f"{raw!r} is negative", where, "a quantity such as 20Gi")
+    return quantity.value()
+
+
 def translate_pod(
     meta: ObjectMeta | None, spec: PodSpec, meta_path: str, path: str, warnings: Warnings
 ) -> PodTemplate:
@@ -217,6 +237,7 @@ def translate_pod(
     )
     grace = spec.termination_grace_period_seconds
     return PodTemplate(
+        gpu_memory_bytes=_gpu_memory(meta, meta_path),
         labels=labels,
         annotations=dict(meta.annotations or {}) if meta is not None else {},
         containers=containers,

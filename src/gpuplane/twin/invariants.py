@@ -40,6 +40,7 @@ def _node_violations(store: ObjectStore, node: Node) -> list[str]:
             out.append(f"{p.key}: holds {len(p.gpu_ids)} GPUs, requests {p.requests.get(GPU)}")
         if not p.holds_resources:
             out.append(f"{p.key}: on {node.name}'s books but is {p.phase}/deleted")
+    out.extend(_ext_violations(store, node, holders, owners))
     stray = set(owners) - node.pods
     if stray:
         out.append(f"{node.name}: GPUs owned by pods not on the node: {sorted(stray)}")
@@ -47,9 +48,28 @@ def _node_violations(store: ObjectStore, node: Node) -> list[str]:
     return out
 
 
+def _ext_violations(
+    store: ObjectStore, node: Node, holders: list[Pod], owners: dict[str, list[int]]
+) -> list[str]:
+    """Devices of other device resources: each owned by a pod that lists it, as requested."""
+    out: list[str] = []
+    for name, ext_owners in node.ext_owner.items():
+        for d, uid in enumerate(ext_owners):
+            if uid is None:
+                continue
+            owners.setdefault(uid, [])
+            if d not in store.pods[uid].ext_device_ids.get(name, ()):
+                out.append(f"{node.name}: {name} device {d} owned by {uid} not in its devices")
+    for p in holders:
+        for name, ids in p.ext_device_ids.items():
+            if len(ids) != p.requests.get(name, 0):
+                out.append(f"{p.key}: holds {len(ids)} {name}, requests {p.requests.get(name)}")
+    return out
+
+
 def _share_violations(store: ObjectStore, node: Node, holders: list[Pod]) -> list[str]:
     out: list[str] = []
-    expected = [0] * node.num_gpus
+    expected = [0] * node.num_devices
     for p in holders:
         share = store.share_of.get(p.uid)
         if p.requests.get(GPU_MILLI, 0) != (share[1] if share else 0):

@@ -16,6 +16,8 @@ from gpuplane.kubelet.admission import AdmitResult, ContainerRequest, GpuChooser
 from gpuplane.kubelet.admission import node_state as kubelet_node_state
 from gpuplane.kubelet.config import CpuManagerPolicy, MemoryManagerPolicy
 from gpuplane.kubelet.device_choice import gpu_chooser
+from gpuplane.slicing.devices import DeviceSlot
+from gpuplane.slicing.sharing.advertise import distribute
 from gpuplane.twin.objects import Node, Pod
 from gpuplane.twin.spec import CPU, GPU, MEMORY, ContainerSpec, QosClass
 from gpuplane.twin.store import ObjectStore
@@ -41,14 +43,43 @@ class NodeAdmission:
         need = pod.requests.get(GPU, 0)
         if not need:
             return ()
+        free = self.store.free_whole_gpus(node)
+        if not node.devices_are_gpus:
+            return tuple(sorted(self._replicas(node.device_slots, node.gpu_owner, free, need)))
         if node.kubelet.manages_resources:
             # The kubelet allocates at admission, inside the NUMA affinity it will choose.
             verdict = self.admit(node, pod)
             if verdict.admit and len(verdict.gpus) == need:
                 return verdict.gpus
-        free = self.store.free_whole_gpus(node)
         chosen = self.chooser(node)(free, need)
         return tuple(sorted(chosen)) if chosen is not None else tuple(free[:need])
+
+    def ext_devices_at_bind(self, node: Node, pod: Pod) -> dict[str, tuple[int, ...]]:
+        """Devices of the pod's other device resources (``nvidia.com/gpu.shared``, MIG)."""
+        out: dict[str, tuple[int, ...]] = {}
+        for name, slots in node.ext_slots.items():
+            need = pod.requests.get(name, 0)
+            if need:
+                free = self.store.free_ext_devices(node, name)
+                out[name] = tuple(sorted(self._replicas(slots, node.ext_owner[name], free, need)))
+        return out
+
+    @staticmethod
+    def _replicas(
+        slots: list[DeviceSlot], owners: list[str | None], free: list[int], need: int
+    ) -> list[int]:
+        """The plugin's distributed choice: each device from the physical GPU with the fewest
+        devices in use (lowest index on ties); the lowest free ids when that cannot be met."""
+        gpus = sorted({s.gpu for s in slots})
+        used = [sum(1 for d, s in enumerate(slots) if s.gpu == g and owners[d]) for g in gpus]
+        free_by_gpu = [[d for d in free if slots[d].gpu == g] for g in gpus]
+        order = distribute(used, [len(f) for f in free_by_gpu], need)
+        if not order:
+            return free[:need]
+        picked = []
+        for k in order:
+            picked.append(free_by_gpu[k].pop(0))
+        return picked
 
     def admit(self, node: Node, pod: Pod) -> AdmitResult:
         """The kubelet's verdict on ``pod`` (already charged to ``node``) and its allocation."""
@@ -57,10 +88,16 @@ class NodeAdmission:
             c for uid, cpus in node.exclusive_cpus.items() if uid != pod.uid for c in cpus
         )
         shares = self.store.gpu_shares[node.name]
-        taken_gpus = frozenset(
-            g
-            for g in range(node.num_gpus)
-            if (node.gpu_owner[g] not in (None, pod.uid)) or shares[g] or not node.gpus_advertised
+        taken_gpus = (
+            frozenset(
+                g
+                for g in range(node.num_gpus)
+                if (node.gpu_owner[g] not in (None, pod.uid))
+                or shares[g]
+                or not node.gpus_advertised
+            )
+            if node.devices_are_gpus
+            else frozenset()
         )
         unhealthy = frozenset(g for g in range(node.num_gpus) if not node.gpu_healthy[g])
         state = kubelet_node_state(
@@ -75,10 +112,17 @@ class NodeAdmission:
             taken_gpus=taken_gpus,
             unhealthy_gpus=unhealthy,
         )
+        # Replicas and MIG devices are not aligned here: their NUMA node is their GPU's, and the
+        # twin's Topology Manager model works on whole GPUs only.
+        whole = node.devices_are_gpus
         containers = [
-            *(_request(c, init=True) for c in pod.template.init_containers),
-            *(_request(c, init=False) for c in pod.template.containers),
-        ] or [_request(ContainerSpec("main", requests=dict(pod.requests)), init=False)]
+            *(_request(c, init=True, align_gpus=whole) for c in pod.template.init_containers),
+            *(_request(c, init=False, align_gpus=whole) for c in pod.template.containers),
+        ] or [
+            _request(
+                ContainerSpec("main", requests=dict(pod.requests)), init=False, align_gpus=whole
+            )
+        ]
         return admit_pod(
             state,
             containers,
@@ -87,11 +131,11 @@ class NodeAdmission:
         )
 
 
-def _request(c: ContainerSpec, *, init: bool) -> ContainerRequest:
+def _request(c: ContainerSpec, *, init: bool, align_gpus: bool = True) -> ContainerRequest:
     return ContainerRequest(
         c.name,
         cpu_milli=c.requests.get(CPU, 0),
         memory_bytes=c.requests.get(MEMORY, 0),
-        gpus=c.requests.get(GPU, 0),
+        gpus=c.requests.get(GPU, 0) if align_gpus else 0,
         init=init,
     )

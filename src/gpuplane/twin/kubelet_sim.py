@@ -19,11 +19,13 @@
 
 from __future__ import annotations
 
+from gpuplane.slicing.sharing.advertise import ADMISSION_REASON, request_error
 from gpuplane.twin.cluster import Cluster
+from gpuplane.twin.gpu_memory import check_start
 from gpuplane.twin.kernel import Priority
 from gpuplane.twin.kubelet_admission import NodeAdmission
-from gpuplane.twin.objects import Pod, PodPhase
-from gpuplane.twin.spec import RestartPolicy
+from gpuplane.twin.objects import Node, Pod, PodPhase
+from gpuplane.twin.spec import GPU, RestartPolicy
 
 
 class KubeletSim:
@@ -42,6 +44,15 @@ class KubeletSim:
             namespace=pod.namespace,
         )
         node_obj = self.c.store.nodes[pod.node_name] if pod.node_name else None
+        refused = self._plugin_refusal(node_obj, pod) if node_obj is not None else None
+        if refused is not None:
+            self.c.loop.after(
+                self.c.settings.kubelet_admission_delay_s,
+                lambda: self._reject(pod, ADMISSION_REASON, refused),
+                priority=Priority.POD,
+                label=f"admit {pod.key}",
+            )
+            return
         if node_obj is not None and node_obj.kubelet.manages_resources:
             # Hold the CPUs admission will pin, so nothing else counts them as free meanwhile.
             verdict = self.admission.admit(node_obj, pod)
@@ -57,6 +68,48 @@ class KubeletSim:
             return
         self._arm_start(pod, self.c.settings.pod_start_s)
 
+    @staticmethod
+    def _plugin_refusal(node: Node, pod: Pod) -> str | None:
+        """The device plugin's Allocate error for the pod's request, if any."""
+        if node.sharing is None:
+            return None
+        for resource, count in pod.requests.items():
+            if resource == GPU or resource in node.ext_slots:
+                base = GPU if resource.startswith(GPU) else resource
+                error = request_error(node.sharing, base, count)
+                if error is not None:
+                    return error
+        return None
+
+    def _reject(self, pod: Pod, reason: str, message: str) -> None:
+        """The kubelet refuses the pod at admission: Failed, replaced by its controller."""
+        if not pod.is_active or pod.node_name is None:
+            return
+        self.c.count("admission_rejections")
+        self.c.emit("Pod", pod.name, reason, message, namespace=pod.namespace, warning=True)
+        self.finish(pod, PodPhase.FAILED, reason, f"Pod was rejected: {message}", event=False)
+
+    def _check_gpu_memory(self, pod: Pod) -> bool:
+        """At container start: CUDA OOM on a shared GPU or MIG instance. False when the
+        starting pod itself crashed."""
+        if pod.node_name is None:
+            return True
+        node = self.c.store.nodes[pod.node_name]
+        verdict = check_start(self.c.store, node, pod)
+        for uid in verdict.victims:
+            victim = self.c.store.pods[uid]
+            self.c.count("gpu_oom_kills")
+            self.c.emit(
+                "Pod",
+                victim.name,
+                "GpuOutOfMemory",
+                verdict.reason,
+                namespace=victim.namespace,
+                warning=True,
+            )
+            self._container_exited(victim, failed=True, message=verdict.reason)
+        return pod.uid not in verdict.victims
+
     def _arm_start(self, pod: Pod, delay_s: float) -> None:
         self.c.loop.after(
             delay_s, lambda: self._start(pod), priority=Priority.POD, label=f"start {pod.key}"
@@ -68,22 +121,7 @@ class KubeletSim:
         node = self.c.store.nodes[pod.node_name]
         result = self.admission.admit(node, pod)
         if not result.admit:
-            self.c.count("admission_rejections")
-            self.c.emit(
-                "Pod",
-                pod.name,
-                result.reason,
-                result.message,
-                namespace=pod.namespace,
-                warning=True,
-            )
-            self.finish(
-                pod,
-                PodPhase.FAILED,
-                result.reason,
-                f"Pod was rejected: {result.message}",
-                event=False,
-            )
+            self._reject(pod, result.reason, result.message)
             return
         cpus = tuple(sorted({c for a in result.allocations.values() for c in a.cpus}))
         if cpus:
@@ -103,7 +141,8 @@ class KubeletSim:
         pod.conditions.update(Initialized=True, ContainersReady=True, Ready=True)
         self.c.emit("Pod", pod.name, "Started", "Started container main", namespace=pod.namespace)
         self.c.pod_changed(pod)
-        self._arm_exit(pod)
+        if self._check_gpu_memory(pod):
+            self._arm_exit(pod)
 
     def _arm_exit(self, pod: Pod) -> None:
         if pod.run_s is None:
@@ -116,8 +155,10 @@ class KubeletSim:
 
         self.c.loop.after(pod.run_s, exit_now, priority=Priority.POD, label=f"exit {pod.key}")
 
-    def _container_exited(self, pod: Pod) -> None:
-        failed = pod.will_fail
+    def _container_exited(
+        self, pod: Pod, *, failed: bool | None = None, message: str | None = None
+    ) -> None:
+        failed = pod.will_fail if failed is None else failed
         policy = pod.template.restart_policy
         restart = policy is RestartPolicy.ALWAYS or (failed and policy is RestartPolicy.ON_FAILURE)
         if restart:
@@ -146,7 +187,9 @@ class KubeletSim:
             )
             return
         if failed:
-            self.finish(pod, PodPhase.FAILED, "Error", "container main exited with code 1")
+            self.finish(
+                pod, PodPhase.FAILED, "Error", message or "container main exited with code 1"
+            )
         else:
             self.finish(pod, PodPhase.SUCCEEDED, "Completed", "container main exited with code 0")
 
@@ -155,7 +198,8 @@ class KubeletSim:
             self.c.emit(
                 "Pod", pod.name, "Started", "Started container main", namespace=pod.namespace
             )
-            self._arm_exit(pod)
+            if self._check_gpu_memory(pod):
+                self._arm_exit(pod)
 
     def finish(
         self, pod: Pod, phase: PodPhase, reason: str, message: str, *, event: bool = True

@@ -35,8 +35,8 @@ from gpuplane.operator.lifecycle import (
 )
 from gpuplane.operator.lifecycle_state import GpuNodeState, transition
 from gpuplane.operator.settings import OperatorSettings
-from gpuplane.topology.gfd import gfd_labels
 from gpuplane.twin.cluster import Cluster
+from gpuplane.twin.gpu_devices import node_gfd_labels, pods_on_gpu
 from gpuplane.twin.kernel import EventHandle, Priority
 from gpuplane.twin.kubelet_sim import KubeletSim
 from gpuplane.twin.node_filters import UNREACHABLE_TAINT
@@ -77,7 +77,7 @@ class OperatorNodeAgent:
             for node in cluster.store.nodes.values():
                 self.runs[node.name] = _NodeRun(state=GpuNodeState.READY)
                 node.gpus_advertised = True
-                node.labels.update(gfd_labels(node.topology, machine=node.topology.machine))
+                node.labels.update(node_gfd_labels(node))
                 cluster.store.refresh_node(node)
             cluster.generation += 1
             self._plan_faults(until_s)
@@ -177,13 +177,13 @@ class OperatorNodeAgent:
             node.gpus_advertised = step.advertise_gpus
             c.node_refresh(node, static=True)
         if step.apply_gfd_labels:
-            node.labels.update(gfd_labels(node.topology, machine=node.topology.machine))
+            node.labels.update(node_gfd_labels(node))
             c.node_refresh(node, static=True)
 
     def _evict_gpu_pods(self, node: Node, reason: str, message: str) -> None:
         assert self.kubelet is not None
         for pod in self._c().store.pods_on(node):
-            if pod.gpu_ids:
+            if pod.gpu_ids or pod.ext_device_ids:
                 self.kubelet.delete(pod, reason, message, warning=True)
 
     def restart_driver(self, node: Node) -> None:
@@ -293,9 +293,8 @@ class OperatorNodeAgent:
         if not ev.marks_unhealthy:
             return
         node.gpu_healthy[ev.gpu_index] = False
-        owner = node.gpu_owner[ev.gpu_index]
-        if owner is not None:
-            pod = c.store.pods[owner]
+        for uid in pods_on_gpu(node, ev.gpu_index):
+            pod = c.store.pods[uid]
             self.kubelet.finish(
                 pod,
                 PodPhase.FAILED,

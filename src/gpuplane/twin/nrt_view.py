@@ -63,14 +63,25 @@ class NrtView(Mapping[str, ResourceTopology]):
 
     def _build(self, node: Node) -> ResourceTopology:
         shares = self.store.gpu_shares[node.name]
-        held_gpus = [
-            g
-            for g in range(node.num_gpus)
-            if node.gpu_owner[g] is not None
-            or shares[g]
-            or not node.gpu_healthy[g]
-            or not node.gpus_advertised
-        ]
+        replicas = 1
+        if node.devices_are_gpus:
+            held_gpus = [
+                g
+                for g in range(node.num_gpus)
+                if node.gpu_owner[g] is not None
+                or shares[g]
+                or not node.gpu_healthy[g]
+                or not node.gpus_advertised
+            ]
+        else:
+            # Replicas / MIG devices: a GPU counts as held once none of its devices is free
+            # (the zone then under-reports partly used GPUs' remaining devices).
+            free = {node.device_slots[d].gpu for d in self.store.free_whole_gpus(node)}
+            held_gpus = [g for g in range(node.num_gpus) if g not in free]
+            per_gpu = [
+                sum(1 for s in node.device_slots if s.gpu == g) for g in range(node.num_gpus)
+            ]
+            replicas = max(1, min((n for n in per_gpu if n), default=1))
         cfg = node.kubelet
         return node_resource_topology(
             node.topology,
@@ -80,4 +91,5 @@ class NrtView(Mapping[str, ResourceTopology]):
             reserved_cpus=cfg.reserved_cpus,
             allocated_cpus=[c for cpus in node.exclusive_cpus.values() for c in cpus],
             allocated_gpus=held_gpus,
+            gpu_replicas=replicas,
         )

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from gpuplane.kubelet.config import KubeletConfig
+from gpuplane.slicing.devices import DeviceKind, DeviceSlot
+from gpuplane.slicing.sharing.config import DevicePluginConfig
 from gpuplane.topology.model import NodeTopology
 from gpuplane.twin.spec import PodTemplate, QosClass, Resources, Taint
 
@@ -68,6 +70,8 @@ class Pod:
     message: str | None = None
     node_name: str | None = None
     gpu_ids: tuple[int, ...] = ()
+    # Devices of other device resources: resource name -> device indices on the node.
+    ext_device_ids: dict[str, tuple[int, ...]] = field(default_factory=dict)
     scheduled_s: float | None = None
     started_s: float | None = None
     finished_s: float | None = None
@@ -125,8 +129,16 @@ class Node:
     lost: bool = False
     gpu_state: str = "ready"
     gpus_advertised: bool = True
-    gpu_healthy: list[bool] = field(default_factory=list)
-    gpu_owner: list[str | None] = field(default_factory=list)  # pod uid per GPU index
+    gpu_healthy: list[bool] = field(default_factory=list)  # per physical GPU
+    # The ``nvidia.com/gpu`` devices the device plugin advertises (whole GPUs, time-slicing/MPS
+    # replicas, or MIG instances under the single strategy) and their owners, per device.
+    device_slots: list[DeviceSlot] = field(default_factory=list)
+    gpu_owner: list[str | None] = field(default_factory=list)  # pod uid per device index
+    # Devices advertised under other names (nvidia.com/gpu.shared, nvidia.com/mig-<profile>).
+    ext_slots: dict[str, list[DeviceSlot]] = field(default_factory=dict)
+    ext_owner: dict[str, list[str | None]] = field(default_factory=dict)
+    # The device plugin's sharing config (None: whole GPUs, no sharing).
+    sharing: DevicePluginConfig | None = None
     pods: set[str] = field(default_factory=set)
     driver_version: str | None = None
     upgrade_state: str = ""
@@ -138,13 +150,27 @@ class Node:
 
     @property
     def num_gpus(self) -> int:
+        """Physical GPUs."""
         return self.topology.num_gpus
+
+    @property
+    def num_devices(self) -> int:
+        """``nvidia.com/gpu`` devices (physical GPUs unless shared or MIG)."""
+        return len(self.gpu_owner)
+
+    @property
+    def devices_are_gpus(self) -> bool:
+        """Whether device ``i`` is physical GPU ``i`` (topology-aware code needs this)."""
+        return all(s.kind is DeviceKind.GPU for s in self.device_slots)
+
+    def device_healthy(self, i: int) -> bool:
+        return self.gpu_healthy[self.device_slots[i].gpu]
 
     def free_gpu_ids(self) -> list[int]:
         return [
             i
-            for i in range(self.num_gpus)
-            if self.gpu_owner[i] is None and self.gpu_healthy[i] and self.gpus_advertised
+            for i in range(self.num_devices)
+            if self.gpu_owner[i] is None and self.device_healthy(i) and self.gpus_advertised
         ]
 
 

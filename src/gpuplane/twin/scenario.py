@@ -98,6 +98,12 @@ class NodePool(_Model):
         default=None,
         description="cpu/memory/pods as the node reports them; else derived from the topology.",
     )
+    device_plugin: dict[str, Any] | None = Field(
+        default=None,
+        description="The NVIDIA device plugin's config for these nodes (version: v1, flags, "
+        "sharing.timeSlicing / sharing.mps), as in the ConfigMap the node label "
+        "nvidia.com/device-plugin.config selects.",
+    )
     kubelet: KubeletSection = Field(
         default_factory=KubeletSection,
         description="KubeletConfiguration fields: topologyManagerPolicy, topologyManagerScope, "

@@ -159,7 +159,8 @@ class SchedulerLoop:
         pod, node = store.pods[b.pod_uid], store.nodes[b.node]
         ids, share = self._devices(pod, node, b)
         try:
-            store.bind(pod, node, ids, self.c.now, share)
+            ext = self.kubelet.admission.ext_devices_at_bind(node, pod)
+            store.bind(pod, node, ids, self.c.now, share, ext)
         except ValueError as err:  # a device failed since the reservation was made
             self.queue.add_unschedulable(pod.uid, self.c.now)
             self._event(pod, f"0/1 nodes are available: 1 binding rejected: {err}.")

@@ -55,6 +55,7 @@ class SnapshotBuilder:
         self._static: tuple[int, int, _Static] | None = None
         self.nrt = NrtView(cluster.store)
         self._hardware: dict[str, NodeTopology] = {}
+        self._hardware_key: tuple[int, int] = (-1, -1)
 
     # ----- pods -----
     def pod_info(self, pod: Pod) -> PodInfo:
@@ -219,8 +220,15 @@ class SnapshotBuilder:
 
     def _hardware_map(self) -> dict[str, NodeTopology]:
         store = self.c.store
-        if len(self._hardware) != len(store.node_order):
-            self._hardware = {n: store.nodes[n].topology for n in store.node_order}
+        key = (len(store.node_order), self.c.generation)
+        if self._hardware_key != key:
+            self._hardware_key = key
+            # Only nodes whose devices are whole GPUs: GPU-topology scoring picks GPU indices.
+            self._hardware = {
+                n: store.nodes[n].topology
+                for n in store.node_order
+                if store.nodes[n].devices_are_gpus
+            }
         return self._hardware
 
 

@@ -12,6 +12,9 @@ from typing import Any, Protocol
 
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.scheduler.framework.scheduler import Scheduler
+from gpuplane.slicing.devices import DeviceSlot, whole_gpus
+from gpuplane.slicing.devices import replicas as replica_slots
+from gpuplane.slicing.sharing.config import SharingStrategy
 from gpuplane.twin import metrics
 from gpuplane.twin.arrivals import Arrivals
 from gpuplane.twin.cluster import Cluster
@@ -68,18 +71,36 @@ def make_node(pool: NodePoolSpec, index: int) -> Node:
         "gpuplane.io/node-pool": pool.name,
         **pool.labels,
     }
+    slots, ext = advertised_devices(pool)
+    capacity = {**alloc, GPU: len(slots), **{k: len(v) for k, v in ext.items()}}
     return Node(
         name=name,
         pool=pool.name,
         topology=pool.topology,
         labels=labels,
         taints=list(pool.taints),
-        capacity={**alloc, GPU: num_gpus},
+        capacity=capacity,
         allocatable=alloc,
         gpu_healthy=[True] * num_gpus,
-        gpu_owner=[None] * num_gpus,
+        device_slots=slots,
+        gpu_owner=[None] * len(slots),
+        ext_slots=ext,
+        ext_owner={k: [None] * len(v) for k, v in ext.items()},
+        sharing=pool.device_plugin,
         kubelet=pool.kubelet,
     )
+
+
+def advertised_devices(pool: NodePoolSpec) -> tuple[list[DeviceSlot], dict[str, list[DeviceSlot]]]:
+    """``nvidia.com/gpu`` devices and other device resources the pool's device plugin lists."""
+    num_gpus = pool.topology.num_gpus
+    cfg = pool.device_plugin
+    if cfg is None or cfg.strategy is SharingStrategy.NONE or cfg.replicas_of(GPU) <= 1:
+        return whole_gpus(num_gpus), {}
+    slots = replica_slots(num_gpus, cfg.replicas_of(GPU))
+    if cfg.rename_by_default:
+        return [], {cfg.advertised_name(GPU): slots}
+    return slots, {}
 
 
 def default_placement(settings: TwinSettings) -> PlacementPolicy:

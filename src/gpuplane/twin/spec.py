@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Literal
 
 from gpuplane.kubelet.config import KubeletConfig
+from gpuplane.slicing.sharing.config import DevicePluginConfig
 from gpuplane.topology.model import NodeTopology
 
 if TYPE_CHECKING:
@@ -83,6 +84,8 @@ class PodTemplate:
     restart_policy: RestartPolicy = RestartPolicy.ALWAYS
     termination_grace_period_s: float = 30.0
     overhead: Resources = field(default_factory=dict)
+    # Peak GPU memory of the pod's processes (annotation gpuplane.io/gpu-memory); 0: unknown.
+    gpu_memory_bytes: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +227,8 @@ class NodePoolSpec:
     # Node allocatable before GPUs are advertised: cpu (milli), memory (bytes), pods, ...
     allocatable: Resources = field(default_factory=dict)
     kubelet: KubeletConfig = field(default_factory=KubeletConfig)
+    # The device plugin's config for the pool's nodes (time-slicing / MPS); None: none.
+    device_plugin: DevicePluginConfig | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,10 +63,10 @@ class ObjectStore:
         self.schedulable = np.append(self.schedulable, False)
         self.alloc_gpu = np.append(self.alloc_gpu, 0)
         n, g = self.gpu_free_milli.shape
-        grown = np.full((n + 1, max(g, node.num_gpus)), -1, dtype=np.int64)
+        grown = np.full((n + 1, max(g, node.num_devices)), -1, dtype=np.int64)
         grown[:n, :g] = self.gpu_free_milli
         self.gpu_free_milli = grown
-        self.gpu_shares[node.name] = [0] * node.num_gpus
+        self.gpu_shares[node.name] = [0] * node.num_devices
         self.refresh_node(node)
 
     def index_of(self, name: str) -> int:
@@ -84,16 +84,19 @@ class ObjectStore:
         self.schedulable[i] = node.ready and not node.unschedulable and not node.lost
         shares = self.gpu_shares[node.name]
         row = self.gpu_free_milli[i]
-        for g in range(node.num_gpus):
-            usable = node.gpus_advertised and node.gpu_healthy[g] and node.gpu_owner[g] is None
+        for g in range(node.num_devices):
+            usable = node.gpus_advertised and node.device_healthy(g) and node.gpu_owner[g] is None
             row[g] = MILLI_PER_GPU - shares[g] if usable else 0
+        for name, slots in node.ext_slots.items():
+            healthy = sum(1 for d in slots if node.gpu_healthy[d.gpu])
+            node.allocatable[name] = healthy if node.gpus_advertised else 0
 
     @staticmethod
     def gpu_allocatable(node: Node) -> int:
         """What the device plugin advertises: healthy GPUs, once it is running."""
         if not node.gpus_advertised:
             return 0
-        return sum(1 for ok in node.gpu_healthy if ok)
+        return sum(1 for d in range(node.num_devices) if node.device_healthy(d))
 
     def node_free(self, node: Node) -> dict[str, int]:
         alloc = dict(node.allocatable)
@@ -115,6 +118,7 @@ class ObjectStore:
         gpu_ids: tuple[int, ...],
         t_s: float,
         share: tuple[int, int] | None = None,
+        ext: dict[str, tuple[int, ...]] | None = None,
     ) -> None:
         """Charge ``pod`` to ``node``: its requests, whole GPUs ``gpu_ids``, and for a fractional
         pod ``share`` = (GPU index, milli)."""
@@ -122,8 +126,13 @@ class ObjectStore:
             raise ValueError(f"pod {pod.key} is already bound to {pod.node_name}")
         shares = self.gpu_shares[node.name]
         for g in gpu_ids:
-            if node.gpu_owner[g] is not None or not node.gpu_healthy[g] or shares[g]:
+            if node.gpu_owner[g] is not None or not node.device_healthy(g) or shares[g]:
                 raise ValueError(f"GPU {g} of {node.name} is not free for {pod.key}")
+        for name, ids in (ext or {}).items():
+            owners = node.ext_owner[name]
+            for d in ids:
+                if owners[d] is not None or not node.gpu_healthy[node.ext_slots[name][d].gpu]:
+                    raise ValueError(f"{name} device {d} of {node.name} is not free for {pod.key}")
         if share is not None:
             g, milli = share
             if node.gpu_owner[g] is not None or shares[g] + milli > MILLI_PER_GPU:
@@ -132,6 +141,10 @@ class ObjectStore:
             self.share_of[pod.uid] = share
         for g in gpu_ids:
             node.gpu_owner[g] = pod.uid
+        for name, ids in (ext or {}).items():
+            for d in ids:
+                node.ext_owner[name][d] = pod.uid
+        pod.ext_device_ids = dict(ext or {})
         pod.node_name = node.name
         pod.gpu_ids = gpu_ids
         pod.scheduled_s = t_s
@@ -148,6 +161,11 @@ class ObjectStore:
         for g in pod.gpu_ids:
             if node.gpu_owner[g] == pod.uid:
                 node.gpu_owner[g] = None
+        for name, ids in pod.ext_device_ids.items():
+            owners = node.ext_owner.get(name, [])
+            for d in ids:
+                if d < len(owners) and owners[d] == pod.uid:
+                    owners[d] = None
         share = self.share_of.pop(pod.uid, None)
         if share is not None:
             self.gpu_shares[node.name][share[0]] -= share[1]
@@ -165,7 +183,7 @@ class ObjectStore:
         shares = self.gpu_shares[node.name]
         for g in gpu_ids:
             owner = node.gpu_owner[g]
-            if (owner is not None and owner != pod.uid) or not node.gpu_healthy[g] or shares[g]:
+            if (owner is not None and owner != pod.uid) or not node.device_healthy(g) or shares[g]:
                 raise ValueError(f"GPU {g} of {node.name} is not free for {pod.key}")
         for g in pod.gpu_ids:
             node.gpu_owner[g] = None
@@ -179,6 +197,14 @@ class ObjectStore:
         return res.add(pod.requests, {PODS: 1})
 
     # ----- queries -----
+    def free_ext_devices(self, node: Node, name: str) -> list[int]:
+        """Free, healthy devices of a non-``nvidia.com/gpu`` device resource."""
+        if not node.gpus_advertised:
+            return []
+        owners = node.ext_owner.get(name, [])
+        slots = node.ext_slots.get(name, [])
+        return [d for d, o in enumerate(owners) if o is None and node.gpu_healthy[slots[d].gpu]]
+
     def free_whole_gpus(self, node: Node) -> list[int]:
         """GPU indices a whole-GPU pod may take: free, healthy, advertised and unshared."""
         shares = self.gpu_shares[node.name]

@@ -384,6 +384,13 @@ SCENARIO_MISTAKES = [
     ),
     (
         "    labels: {pool: train}",
+        "    labels: {pool: train}\n    device_plugin:\n      sharing:\n        timeSlicing:\n"
+        "          resources: [{name: nvidia.com/gpu, replicas: 0}]",
+        "resources:",
+        "node_pools[0].device_plugin.sharing.timeSlicing.resources[0].replicas",
+    ),
+    (
+        "    labels: {pool: train}",
         "    labels: {pool: train}\n    kubelet: {reservedSystemCPUs: '0,9999'}",
         "reservedSystemCPUs",
         "node_pools[0].kubelet.reservedSystemCPUs: reservedSystemCPUs [9999] are not CPUs",

@@ -1,0 +1,1 @@
+"""GPU sharing by the device plugin: time-slicing and MPS replicas, labels, failure modes."""
