@@ -17,6 +17,7 @@ from gpuplane.cli.bench import bench_app
 from gpuplane.cli.console import err
 from gpuplane.cli.demo import demo_command
 from gpuplane.cli.kubelet import kubelet_app
+from gpuplane.cli.mig import mig_app
 from gpuplane.cli.simulate import simulate_command
 from gpuplane.cli.topo import topo_app
 from gpuplane.core.errors import GpuplaneError
@@ -33,6 +34,7 @@ app = typer.Typer(
 )
 app.add_typer(topo_app, name="topo")
 app.add_typer(kubelet_app, name="kubelet")
+app.add_typer(mig_app, name="mig")
 app.add_typer(bench_app, name="bench")
 app.command("demo")(demo_command)
 app.command("simulate")(simulate_command)

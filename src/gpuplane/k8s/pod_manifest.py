@@ -215,7 +215,10 @@ def _gpu_memory(meta: ObjectMeta | None, meta_path: str) -> int:
         raise fail(err.problem, where, "a quantity such as 20Gi") from None
     if quantity.sign() < 0:
         raise fail(f"{raw!r} is negative", where, "a quantity such as 20Gi")
-    return quantity.value()
+    try:
+        return quantity.value()
+    except ValueError:
+        raise fail(f"{raw!r} is too large", where, "a quantity such as 20Gi") from None
 
 
 def translate_pod(

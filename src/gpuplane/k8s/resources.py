@@ -142,6 +142,10 @@ def _check_value(name: str, quantity: Quantity, field: str) -> None:
     """``ValidateResourceQuantityValue`` and the hugepage multiple rule, for one entry."""
     if quantity.sign() < 0:
         raise fail(f"{quantity.text!r}: {NEGATIVE}", field)
+    try:
+        quantity.milli_value()
+    except ValueError:
+        raise fail(f"{quantity.text!r} is too large", field, EXPECTED) from None
     if is_integer_resource(name) and quantity.milli_value() % 1000 != 0:
         raise fail(
             f"{quantity.text!r}: {NOT_INTEGER}", field, f"a whole number of {name}, such as 1"
