@@ -13,6 +13,7 @@ import typer
 from rich.markup import escape
 
 from gpuplane import __version__
+from gpuplane.cli.autoscale import autoscale_app
 from gpuplane.cli.bench import bench_app
 from gpuplane.cli.console import err
 from gpuplane.cli.demo import demo_command
@@ -35,6 +36,7 @@ app = typer.Typer(
 app.add_typer(topo_app, name="topo")
 app.add_typer(kubelet_app, name="kubelet")
 app.add_typer(mig_app, name="mig")
+app.add_typer(autoscale_app, name="autoscale")
 app.add_typer(bench_app, name="bench")
 app.command("demo")(demo_command)
 app.command("simulate")(simulate_command)

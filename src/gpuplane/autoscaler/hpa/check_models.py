@@ -1,0 +1,179 @@
+"""The JSON case families of ``gpuplane autoscale hpa-check`` (shared/reference/hpa-examples.json).
+
+Each family is a pydantic model of one case without its ``expected*`` fields; the case's
+bookkeeping keys (``id``, ``name``, ``source``, ``note``) are accepted and not used. Rules and
+policies use the Kubernetes API's camelCase names and its validation bounds (a policy's value
+> 0, its period in (0, 1800] s, a stabilization window in [0, 3600] s).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpuplane.autoscaler.hpa.normalize import Recommendation, ScaleEvent
+from gpuplane.autoscaler.hpa.replica_calculator import Tolerances
+from gpuplane.autoscaler.hpa.spec import (
+    ScalingPolicy,
+    ScalingPolicyType,
+    ScalingRules,
+    SelectPolicy,
+)
+
+
+class _Case(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    family: str = Field(description="the list of hpa-examples.json this case belongs to")
+    id: int | str | None = None
+    name: str | None = None
+    source: str | None = None
+    note: str | None = None
+    description: str | None = None
+
+
+class PolicyIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    type: Literal["Pods", "Percent"]
+    value: int = Field(gt=0, description="pods or percent per period")
+    periodSeconds: int = Field(gt=0, le=1800, description="the policy's window in seconds")
+
+    def to_policy(self) -> ScalingPolicy:
+        return ScalingPolicy(ScalingPolicyType(self.type), self.value, self.periodSeconds)
+
+
+class RulesIn(BaseModel):
+    """``HPAScalingRules``; a missing field takes the API default of its direction."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    selectPolicy: Literal["Max", "Min", "Disabled"] | None = None
+    stabilizationWindowSeconds: int | None = Field(None, ge=0, le=3600)
+    policies: list[PolicyIn] | None = Field(None, min_length=1)
+    tolerance: float | None = Field(None, ge=0)
+
+    def to_rules(self) -> ScalingRules:
+        return ScalingRules(
+            stabilization_window_s=self.stabilizationWindowSeconds,
+            select_policy=None if self.selectPolicy is None else SelectPolicy(self.selectPolicy),
+            policies=None if self.policies is None else tuple(p.to_policy() for p in self.policies),
+            tolerance=self.tolerance,
+        )
+
+
+class EventIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    change: int = Field(description="replicas added (scale up) or removed (scale down)")
+    age_seconds: float = Field(ge=0, description="how long ago the rescale happened")
+
+    def at(self, now_s: float) -> ScaleEvent:
+        return ScaleEvent(self.change, now_s - self.age_seconds)
+
+
+class RecommendationIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    replicas: int
+    age_seconds: float = Field(ge=0)
+
+    def at(self, now_s: float) -> Recommendation:
+        return Recommendation(self.replicas, now_s - self.age_seconds)
+
+
+class ToleranceIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    scale_up: float = Field(0.1, ge=0)
+    scale_down: float = Field(0.1, ge=0)
+
+    def to_tolerances(self) -> Tolerances:
+        return Tolerances(scale_down=self.scale_down, scale_up=self.scale_up)
+
+
+class PodIn(BaseModel):
+    """A pod of a replica-calculator case; ``start`` is ``hot`` (inside the CPU initialization
+    period, with a sample taken too early to trust) or ``cool`` (long started)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    phase: Literal["Running", "Pending", "Failed", "Succeeded", "Unknown"] = "Running"
+    ready: bool = True
+    start: Literal["hot", "cool"] = "cool"
+    deleted: bool = False
+    request_milli: int | None = Field(None, ge=0, description="the pod's total request")
+    usage_milli: int | None = Field(None, description="the pod's sample; null = no sample")
+
+
+ReplicaCalcKind = Literal[
+    "resource_utilization",
+    "resource_average_value",
+    "pods_metric",
+    "object_value",
+    "object_average_value",
+    "external_value",
+    "external_average_value",
+]
+
+
+class ReplicaCalcCase(_Case):
+    kind: ReplicaCalcKind
+    current_replicas: int = Field(ge=0)
+    tolerance: ToleranceIn = ToleranceIn()
+    target: int = Field(gt=0, description="percent for Utilization, else milli-units")
+    pods: list[PodIn] = Field(default_factory=list)
+    metric_values_milli: list[int] = Field(default_factory=list)
+    status_replicas: int | None = Field(None, ge=0)
+    resource: str = "cpu"
+
+
+class BehaviorRateCase(_Case):
+    current_replicas: int = Field(ge=0)
+    desired_replicas: int = Field(ge=0)
+    min_replicas: int = Field(ge=0)
+    max_replicas: int = Field(ge=1)
+    scale_up_rules: RulesIn | None = None
+    scale_down_rules: RulesIn | None = None
+    scale_up_events: list[EventIn] = Field(default_factory=list)
+    scale_down_events: list[EventIn] = Field(default_factory=list)
+
+
+class LimitCase(_Case):
+    function: Literal[
+        "scale_up_limit",
+        "scale_down_limit",
+        "calculateScaleUpLimitWithScalingRules",
+        "calculateScaleDownLimitWithBehaviors",
+    ]
+    current_replicas: int = Field(ge=0)
+    rules: RulesIn | None = None
+    events: list[EventIn] = Field(
+        default_factory=list, description="past events of the function's own direction"
+    )
+    scale_up_events: list[EventIn] = Field(default_factory=list)
+    scale_down_events: list[EventIn] = Field(default_factory=list)
+
+
+class StabilizationCase(_Case):
+    recommendations: list[RecommendationIn] = Field(default_factory=list)
+    current_replicas: int = Field(ge=0)
+    desired_replicas: int = Field(ge=0)
+    scale_up_window_seconds: int = Field(0, ge=0)
+    scale_down_window_seconds: int = Field(300, ge=0)
+
+
+class LegacyStabilizationCase(_Case):
+    recommendations: list[RecommendationIn] = Field(default_factory=list)
+    desired_replicas: int = Field(ge=0)
+    downscale_stabilization_window_seconds: int = Field(300, ge=0)
+
+
+class LegacyRulesCase(_Case):
+    current_replicas: int = Field(ge=0)
+    desired_replicas: int = Field(ge=0)
+    min_replicas: int = Field(ge=0)
+    max_replicas: int = Field(ge=1)
+
+
+class ControllerCase(_Case):
+    min_replicas: int | None = Field(None, ge=0)
+    max_replicas: int = Field(ge=1)
+    spec_replicas: int = Field(ge=0)
+    status_replicas: int | None = Field(None, ge=0)
+    cpu_target: int = Field(80, gt=0, description="CPU Utilization target, percent")

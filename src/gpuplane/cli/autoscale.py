@@ -1,0 +1,105 @@
+"""``gpuplane autoscale``: the HPA and KEDA as check commands, and PromQL over sample files."""
+
+from __future__ import annotations
+
+import math
+import sys
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from gpuplane.autoscaler.hpa.check_case import FAMILIES, run_json
+from gpuplane.autoscaler.hpa.spec import hpa_to_dict
+from gpuplane.autoscaler.keda.hpa_generation import hpa_for
+from gpuplane.autoscaler.keda.scalers import build_scaler
+from gpuplane.autoscaler.promql import Scalar, evaluate
+from gpuplane.autoscaler.promql.series_file import load_series_text
+from gpuplane.cli.console import print_json
+from gpuplane.core.duration import parse_duration_s
+from gpuplane.core.errors import InputError, Location
+from gpuplane.k8s.scaled_object import load_scaled_objects
+
+autoscale_app = typer.Typer(
+    help="Autoscaling: the HPA's and KEDA's decisions as check commands, PromQL on samples.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@autoscale_app.command("hpa-check")
+def hpa_check_command() -> None:
+    """Read one case of shared/reference/hpa-examples.json on stdin (without its expected*
+    fields, with "family" naming its list) and print the computed expected* values as JSON."""
+    print_json(run_json(sys.stdin.read()))
+
+
+def _prom_value(v: float) -> str:
+    """A sample value as Prometheus's HTTP API formats it (Go's ``FormatFloat(v, 'f', -1)``:
+    the shortest round-trip digits, never an exponent)."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    text = format(Decimal(repr(v)), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+@autoscale_app.command("promql")
+def promql_command(
+    query: Annotated[str, typer.Argument(help="A PromQL expression of the supported subset.")],
+    series: Annotated[
+        Path,
+        typer.Option("--series", help="Samples: JSON {series: [...]} or CSV t,name,value,labels."),
+    ],
+    at: Annotated[
+        str | None,
+        typer.Option("--time", help="Evaluation time (seconds or 5m); default: the last sample."),
+    ] = None,
+    lookback: Annotated[
+        str, typer.Option("--lookback", help="Lookback delta of instant selectors.")
+    ] = "5m",
+) -> None:
+    """Evaluate QUERY on a small sample file; print the result as Prometheus's /api/v1/query
+    data object ({"resultType", "result"})."""
+    try:
+        text = series.read_text(encoding="utf-8")
+    except OSError as err:
+        raise InputError(
+            f"cannot read {series}: {err.strerror}", location=Location(str(series))
+        ) from None
+    store = load_series_text(text, str(series))
+    if at is None:
+        times = [t for name in store.names() for s in store.series(name) for t in s.times[-1:]]
+        t_s = max(times, default=0.0)
+    else:
+        t_s = parse_duration_s(at)
+    value = evaluate(query, store, t_s, parse_duration_s(lookback), source="QUERY")
+    data: dict[str, Any]
+    if isinstance(value, Scalar):
+        data = {"resultType": "scalar", "result": [t_s, _prom_value(value.value)]}
+    else:
+        data = {
+            "resultType": "vector",
+            "result": [
+                {"metric": s.labels_dict(), "value": [t_s, _prom_value(s.value)]}
+                for s in value.samples
+            ],
+        }
+    print_json(data)
+
+
+@autoscale_app.command("keda-hpa")
+def keda_hpa_command(
+    file: Annotated[Path, typer.Argument(help="A YAML file with one or more ScaledObjects.")],
+) -> None:
+    """Validate KEDA ScaledObjects and print the HPA KEDA would create for each."""
+    out = []
+    for so in load_scaled_objects(file):
+        scalers = tuple(build_scaler(t, i, None) for i, t in enumerate(so.spec.triggers))
+        out.append(hpa_to_dict(hpa_for(so, scalers)))
+    print_json(out if len(out) != 1 else out[0])
+
+
+__all__ = ["FAMILIES", "autoscale_app"]
