@@ -29,6 +29,7 @@ from gpuplane.kubelet.cpu_manager import allocate_cpus
 from gpuplane.slicing.sharing.config import device_plugin_config_from_dict
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.resolve import HARDWARE_SUFFIXES, resolve_topology
+from gpuplane.twin.mig_devices import MigPoolSpec, layouts_from_config
 from gpuplane.twin.scenario import ControlPlane, NodePool, QuantityText, pool_topology_ref
 from gpuplane.twin.spec import CPU, MEMORY, PODS, NodePoolSpec, Taint
 
@@ -197,6 +198,20 @@ def node_pool_spec(
         kubelet = kubelet_config(pool, topology, control, path)
     except InputError as err:
         raise relocate(err, source, line_of) from None
+    mig = None
+    if pool.mig is not None:
+        try:
+            layouts = layouts_from_config(topology, pool.mig.config)
+        except InputError as err:
+            raise relocate(err, source, line_of, f"{path}.mig.config") from None
+        mig = MigPoolSpec(
+            strategy=pool.mig.strategy,
+            config=pool.mig.config,
+            dynamic=pool.mig.dynamic,
+            reconfigure_s=pool.mig.reconfigure_seconds,
+            interval_s=pool.mig.interval_seconds,
+            layouts=layouts,
+        )
     device_plugin = None
     if pool.device_plugin is not None:
         try:
@@ -218,6 +233,7 @@ def node_pool_spec(
         allocatable=allocatable,
         kubelet=kubelet,
         device_plugin=device_plugin,
+        mig=mig,
     )
 
 
@@ -246,9 +262,7 @@ def kubelet_config(
     if section.cpu_manager_policy != "static":
         return section.config(frozenset())
     reserved = parse_reserved(control.kube_reserved, "control_plane.kube_reserved").get(CPU, 0)
-    reserved += parse_reserved(control.system_reserved, "control_plane.system_reserved").get(
-        CPU, 0
-    )
+    reserved += parse_reserved(control.system_reserved, "control_plane.system_reserved").get(CPU, 0)
     count = -(-reserved // 1000)
     if count == 0:
         raise fail(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from gpuplane.slicing.mig.strategy import MigStrategy, NodeGpu, plugin_view
 from gpuplane.slicing.sharing.advertise import sharing_labels
 from gpuplane.topology.gfd import gfd_labels
+from gpuplane.twin.mig_devices import mig_gpu_of
 from gpuplane.twin.objects import Node
 
 GPU = "nvidia.com/gpu"
@@ -12,6 +14,10 @@ GPU = "nvidia.com/gpu"
 def node_gfd_labels(node: Node) -> dict[str, str]:
     """GPU Feature Discovery's labels for the node, sharing labels included."""
     labels = gfd_labels(node.topology, machine=node.topology.machine)
+    if node.mig_layouts is not None:
+        gpu = mig_gpu_of(node.topology)
+        gpus = [NodeGpu(i, gpu, True, layout) for i, layout in enumerate(node.mig_layouts)]
+        labels.update(plugin_view(gpus, MigStrategy(node.mig_strategy or "mixed")).labels)
     if node.sharing is not None:
         product = labels.get("nvidia.com/gpu.product", "")
         labels.update(sharing_labels(node.sharing, product, GPU))

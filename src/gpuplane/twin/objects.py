@@ -13,6 +13,7 @@ from enum import StrEnum
 
 from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.slicing.devices import DeviceKind, DeviceSlot
+from gpuplane.slicing.mig.layout import Layout
 from gpuplane.slicing.sharing.config import DevicePluginConfig
 from gpuplane.topology.model import NodeTopology
 from gpuplane.twin.spec import PodTemplate, QosClass, Resources, Taint
@@ -139,6 +140,9 @@ class Node:
     ext_owner: dict[str, list[str | None]] = field(default_factory=dict)
     # The device plugin's sharing config (None: whole GPUs, no sharing).
     sharing: DevicePluginConfig | None = None
+    # MIG: each GPU's layout (None: MIG disabled) and the device plugin's MIG strategy.
+    mig_layouts: list[Layout] | None = None
+    mig_strategy: str = ""
     pods: set[str] = field(default_factory=set)
     driver_version: str | None = None
     upgrade_state: str = ""

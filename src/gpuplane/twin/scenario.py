@@ -34,7 +34,7 @@ from gpuplane.core.yamlio import validate_yaml
 from gpuplane.operator.faults import FaultSpec
 from gpuplane.operator.settings import OperatorSettings
 from gpuplane.scheduler.framework.config import ProfileConfig, check_profiles
-from gpuplane.twin.scenario_kubelet import KubeletSection
+from gpuplane.twin.scenario_kubelet import KubeletSection, MigSection
 
 _DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 
@@ -103,6 +103,11 @@ class NodePool(_Model):
         description="The NVIDIA device plugin's config for these nodes (version: v1, flags, "
         "sharing.timeSlicing / sharing.mps), as in the ConfigMap the node label "
         "nvidia.com/device-plugin.config selects.",
+    )
+    mig: MigSection | None = Field(
+        default=None,
+        description="MIG mode: strategy (mixed|single), config (a mig-parted named config), "
+        "dynamic (gpuplane's demand-driven repartitioning).",
     )
     kubelet: KubeletSection = Field(
         default_factory=KubeletSection,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gpuplane.core.cpuset import parse_cpu_list
 from gpuplane.core.errors import InputError
@@ -78,3 +78,26 @@ class KubeletSection(BaseModel):
             gpu_allocation=GpuAllocation(self.gpu_allocation_policy),
             publish_nrt=self.publish_node_resource_topology,
         )
+
+
+class MigSection(BaseModel):
+    """A pool's ``mig:``: MIG mode, its initial layout and gpuplane's repartitioning."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    strategy: Literal["mixed", "single"] = "mixed"
+    config: str = Field(
+        default="all-balanced",
+        description="A named mig-parted config for the GPU model (all-1g.10gb, all-balanced, ...).",
+    )
+    dynamic: bool = Field(
+        default=False, description="Let gpuplane's planner repartition GPUs for pending demand."
+    )
+    reconfigure_seconds: float = Field(default=60.0, gt=0)
+    interval_seconds: float = Field(default=30.0, gt=0)
+
+    @model_validator(mode="after")
+    def _dynamic_needs_mixed(self) -> MigSection:
+        if self.dynamic and self.strategy != "mixed":
+            raise ValueError("dynamic repartitioning needs strategy: mixed")
+        return self

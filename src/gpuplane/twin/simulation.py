@@ -26,6 +26,8 @@ from gpuplane.twin.events import Event
 from gpuplane.twin.invariants import violations
 from gpuplane.twin.kernel import EventHandle, Priority, TwinError
 from gpuplane.twin.kubelet_sim import KubeletSim
+from gpuplane.twin.mig_controller import MigRepartitioner
+from gpuplane.twin.mig_devices import MIG_CONFIG_LABEL, MIG_STATE_LABEL, mig_slots
 from gpuplane.twin.objects import Node
 from gpuplane.twin.placement import PlacementPolicy
 from gpuplane.twin.scheduler_loop import SchedulerLoop
@@ -72,6 +74,15 @@ def make_node(pool: NodePoolSpec, index: int) -> Node:
         **pool.labels,
     }
     slots, ext = advertised_devices(pool)
+    if pool.mig is not None:
+        slots, ext = mig_slots(pool.topology, pool.mig.layouts, pool.mig.strategy)
+        labels.update(
+            {
+                MIG_CONFIG_LABEL: pool.mig.config,
+                MIG_STATE_LABEL: "success",
+                "nvidia.com/mig.strategy": pool.mig.strategy,
+            }
+        )
     capacity = {**alloc, GPU: len(slots), **{k: len(v) for k, v in ext.items()}}
     return Node(
         name=name,
@@ -87,6 +98,8 @@ def make_node(pool: NodePoolSpec, index: int) -> Node:
         ext_slots=ext,
         ext_owner={k: [None] * len(v) for k, v in ext.items()},
         sharing=pool.device_plugin,
+        mig_layouts=list(pool.mig.layouts) if pool.mig is not None else None,
+        mig_strategy=pool.mig.strategy if pool.mig is not None else "",
         kubelet=pool.kubelet,
     )
 
@@ -146,6 +159,12 @@ class Simulation:
             for i in range(pool.count):
                 c.store.add_node(make_node(pool, i))
         self.placement_name = self.scheduler.policy.name
+        dynamic = [p.mig for p in node_pools if p.mig is not None and p.mig.dynamic]
+        self.mig_repartitioner = (
+            MigRepartitioner(c, dynamic[0].interval_s, dynamic[0].reconfigure_s)
+            if dynamic
+            else None
+        )
 
     def _sample(self, until_s: float) -> None:
         c = self.cluster
@@ -178,6 +197,8 @@ class Simulation:
             0.0, lambda: self._sample(until_s), priority=Priority.METRICS, label="metrics"
         )
         self.arrivals.schedule_all(self.workloads, until_s)
+        if self.mig_repartitioner is not None:
+            self.mig_repartitioner.start(until_s)
         on_event = self._check if self.check_invariants else None
         step = until_s / steps if steps else until_s
         t = 0.0

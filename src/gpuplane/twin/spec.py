@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.slicing.sharing.config import DevicePluginConfig
 from gpuplane.topology.model import NodeTopology
+from gpuplane.twin.mig_devices import MigPoolSpec
 
 if TYPE_CHECKING:
     from gpuplane.operator.cluster_policy import ClusterPolicy
@@ -229,6 +230,8 @@ class NodePoolSpec:
     kubelet: KubeletConfig = field(default_factory=KubeletConfig)
     # The device plugin's config for the pool's nodes (time-slicing / MPS); None: none.
     device_plugin: DevicePluginConfig | None = None
+    # MIG mode with its initial layouts (twin.mig_devices.MigPoolSpec); None: MIG disabled.
+    mig: MigPoolSpec | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpuplane.slicing.devices import DeviceSlot
 from gpuplane.twin import resources as res
 from gpuplane.twin.objects import (
     DeploymentState,
@@ -197,6 +198,40 @@ class ObjectStore:
         return res.add(pod.requests, {PODS: 1})
 
     # ----- queries -----
+    def reshape_ext_devices(self, node: Node, ext: dict[str, list[DeviceSlot]]) -> None:
+        """Replace the node's non-``nvidia.com/gpu`` devices (a MIG layout changed), keeping
+        every held device with its owner; a held device missing from ``ext`` is an error."""
+
+        def key(slot: DeviceSlot) -> tuple[object, ...]:
+            return (slot.gpu, slot.kind, slot.profile, slot.start, slot.replica)
+
+        held: dict[tuple[str, tuple[object, ...]], str] = {}
+        for name, owners in node.ext_owner.items():
+            for d, uid in enumerate(owners):
+                if uid is not None:
+                    held[(name, key(node.ext_slots[name][d]))] = uid
+        owners_by_name = {
+            name: [held.pop((name, key(slot)), None) for slot in slots]
+            for name, slots in ext.items()
+        }
+        if held:
+            raise ValueError(f"{node.name}: devices in use would disappear: {sorted(held)}")
+        for gone in set(node.ext_slots) - set(ext):
+            node.allocatable.pop(gone, None)
+            node.capacity.pop(gone, None)
+        node.ext_slots = {k: list(v) for k, v in ext.items()}
+        node.ext_owner = owners_by_name
+        for name, slots in ext.items():
+            node.capacity[name] = len(slots)
+        for uid in node.pods:
+            pod = self.pods[uid]
+            if pod.ext_device_ids:
+                pod.ext_device_ids = {
+                    name: tuple(d for d, o in enumerate(owners_by_name[name]) if o == uid)
+                    for name in pod.ext_device_ids
+                }
+        self.refresh_node(node)
+
     def free_ext_devices(self, node: Node, name: str) -> list[int]:
         """Free, healthy devices of a non-``nvidia.com/gpu`` device resource."""
         if not node.gpus_advertised:
