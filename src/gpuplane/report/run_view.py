@@ -40,6 +40,11 @@ def run_summary_view(summary: dict[str, Any]) -> RenderableType:
                 ("container restarts", pods["restarts"]),
                 ("pods replaced by controllers", pods["replacements_by_controllers"]),
                 (
+                    "MIG repartitions / GPU out-of-memory kills",
+                    f"{pods['gpu_slicing']['mig_reconfigurations']} / "
+                    f"{pods['gpu_slicing']['gpu_oom_kills']}",
+                ),
+                (
                     "kubelet admission aligned / TopologyAffinityError",
                     f"{pods['kubelet_admission']['aligned']} / "
                     f"{pods['kubelet_admission']['rejected_topology_affinity']}",

@@ -165,7 +165,9 @@ class Node:
     @property
     def devices_are_gpus(self) -> bool:
         """Whether device ``i`` is physical GPU ``i`` (topology-aware code needs this)."""
-        return all(s.kind is DeviceKind.GPU for s in self.device_slots)
+        return len(self.device_slots) == self.num_gpus and all(
+            s.kind is DeviceKind.GPU and s.gpu == i for i, s in enumerate(self.device_slots)
+        )
 
     def device_healthy(self, i: int) -> bool:
         return self.gpu_healthy[self.device_slots[i].gpu]

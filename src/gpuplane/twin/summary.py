@@ -52,6 +52,10 @@ def _pods(sim: Simulation, until_s: float) -> dict[str, Any]:
         "at_end": state,
         "restarts": sum(p.restart_count for p in pods),
         "replacements_by_controllers": sim.cluster.counters.get("controller_replacements", 0),
+        "gpu_slicing": {
+            "mig_reconfigurations": sim.cluster.counters.get("mig_reconfigurations", 0),
+            "gpu_oom_kills": sim.cluster.counters.get("gpu_oom_kills", 0),
+        },
         "kubelet_admission": {
             "aligned": sim.cluster.counters.get("pods_admitted_aligned", 0),
             "rejected_topology_affinity": sim.cluster.counters.get("admission_rejections", 0),

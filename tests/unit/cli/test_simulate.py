@@ -52,7 +52,11 @@ def test_example_run_shows_every_part(tmp_path: Path) -> None:
     assert {d["name"]: d["ready"] for d in summary["deployments"]} == {
         "inference/embeddings": 6,
         "inference/vllm-llama-70b": 4,
+        "inference/mig-chat": 4,  # served after the MIG planner repartitioned the A100s
+        "inference/mig-rerank": 6,
+        "research/notebooks": 12,  # time-sliced L40S replicas
     }
+    assert summary["pods"]["gpu_slicing"]["mig_reconfigurations"] >= 1
     events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
     assert all({"t_s", "object", "type", "reason", "message"} <= e.keys() for e in events)
     assert events == sorted(events, key=lambda e: e["t_s"])
