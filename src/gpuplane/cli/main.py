@@ -19,6 +19,7 @@ from gpuplane.cli.console import err
 from gpuplane.cli.demo import demo_command
 from gpuplane.cli.kubelet import kubelet_app
 from gpuplane.cli.mig import mig_app
+from gpuplane.cli.serving import serving_app
 from gpuplane.cli.simulate import simulate_command
 from gpuplane.cli.topo import topo_app
 from gpuplane.core.errors import GpuplaneError
@@ -36,6 +37,7 @@ app = typer.Typer(
 app.add_typer(topo_app, name="topo")
 app.add_typer(kubelet_app, name="kubelet")
 app.add_typer(mig_app, name="mig")
+app.add_typer(serving_app, name="serving")
 app.add_typer(autoscale_app, name="autoscale")
 app.add_typer(bench_app, name="bench")
 app.command("demo")(demo_command)
