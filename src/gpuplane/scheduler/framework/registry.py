@@ -35,7 +35,6 @@ NOT_MODELLED: dict[str, str] = {
     "InterPodAffinity": "pod (anti-)affinity is not modelled",
     "NodeResourcesBalancedAllocation": "not modelled yet; NodeResourcesFit scores allocation",
     "ImageLocality": "the twin models no container images",
-    "DynamicResources": "DRA claims are not modelled by the scheduler yet",
 }
 
 

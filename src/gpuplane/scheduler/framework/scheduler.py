@@ -43,6 +43,8 @@ def equivalence_key(pod: PodInfo) -> _Key | None:
         repr(pod.affinity),
         pod.priority,
         pod.preemption_policy,
+        pod.qos,
+        pod.containers,
     )
 
 
@@ -86,7 +88,9 @@ class Scheduler:
                 message = f"profile not found for scheduler name {pod.scheduler_name!r}"
                 out.fail(Unschedulable(pod.uid, message))
                 continue
-            key = self._key(pod)
+            dra = st.snap.dra
+            # A pod with DRA claims depends on its claims, not only on its spec.
+            key = None if dra is not None and pod.uid in dra.pods else self._key(pod)
             hit = failed.get(key) if key is not None else None
             if hit is not None and hit[0] == st.version:
                 prior = hit[1]

@@ -32,6 +32,7 @@ from gpuplane.scheduler.framework.types import (
     TaintLike,
     WaitingPod,
 )
+from gpuplane.slicing.dra.snapshot import DraSnapshot
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.nrt import ResourceTopology
 
@@ -71,6 +72,9 @@ class ClusterSnapshot:
     # (nodes whose GPU topology is known); topology-aware plugins read them, others never do.
     nrt: Mapping[str, ResourceTopology] = field(default_factory=dict)
     hardware: Mapping[str, NodeTopology] = field(default_factory=dict)
+    # Dynamic Resource Allocation: slices, classes, claims and the pods' claim entries (None:
+    # the cluster has no DRA objects; the DynamicResources plugin then lets every pod pass).
+    dra: DraSnapshot | None = None
 
     @property
     def num_nodes(self) -> int:
@@ -111,6 +115,7 @@ def make_snapshot(
     generation: int = 0,
     nrt: Mapping[str, ResourceTopology] | None = None,
     hardware: Mapping[str, NodeTopology] | None = None,
+    dra: DraSnapshot | None = None,
 ) -> ClusterSnapshot:
     """A snapshot from per-resource arrays; the GPU rows come from ``gpu_free_milli`` and the
     advertised count ``allocatable['nvidia.com/gpu']`` (whatever ``requested`` says of them)."""
@@ -148,4 +153,5 @@ def make_snapshot(
         generation=generation,
         nrt=nrt if nrt is not None else {},
         hardware=hardware if hardware is not None else {},
+        dra=dra,
     )

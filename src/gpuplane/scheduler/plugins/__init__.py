@@ -4,13 +4,15 @@ kube-scheduler in-tree: PrioritySort, NodeUnschedulable, TaintToleration, NodeAf
 NodeResourcesFit, DefaultPreemption, DefaultBinder. scheduler-plugins: Coscheduling. gpuplane's
 own: GPUSharing (fractional GPUs on a concrete device), Fragmentation (FGD's score and
 gpuplane's own, over the demand distribution). scheduler-plugins: NodeResourceTopologyMatch.
-gpuplane's own: GPUTopology (the interconnect a multi-GPU pod would get).
+gpuplane's own: GPUTopology (the interconnect a multi-GPU pod would get). In-tree:
+DynamicResources (DRA claims, structured parameters).
 """
 
 from gpuplane.scheduler.plugins import (
     coscheduling,
     default_binder,
     default_preemption,
+    dynamic_resources,
     fragmentation,
     gpu_sharing,
     gpu_topology,
@@ -26,6 +28,7 @@ __all__ = [
     "coscheduling",
     "default_binder",
     "default_preemption",
+    "dynamic_resources",
     "fragmentation",
     "gpu_sharing",
     "gpu_topology",
