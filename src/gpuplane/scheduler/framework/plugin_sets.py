@@ -36,6 +36,7 @@ KUBE_DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = (
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
     ("NodeResourcesFit", 1),
+    ("DynamicResources", None),
     ("DefaultPreemption", None),
     ("DefaultBinder", None),
 )

@@ -44,7 +44,7 @@ def equivalence_key(pod: PodInfo) -> _Key | None:
         pod.priority,
         pod.preemption_policy,
         pod.qos,
-        pod.containers,
+        tuple((c.name, tuple(sorted(c.requests.items())), c.init) for c in pod.containers),
     )
 
 

@@ -30,9 +30,15 @@ def test_default_profile_is_kube_defaults_plus_gpu_sharing_and_coscheduling() ->
         "TaintToleration",
         "NodeAffinity",
         "NodeResourcesFit",
+        "DynamicResources",
         "GPUSharing",
     ]
-    assert p["score"] == [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1)]
+    assert p["score"] == [
+        ("TaintToleration", 3),
+        ("NodeAffinity", 2),
+        ("NodeResourcesFit", 1),
+        ("DynamicResources", 1),
+    ]
     assert [n for n, _ in p["postFilter"]] == ["DefaultPreemption", "Coscheduling"]
     assert [n for n, _ in p["permit"]] == ["Coscheduling"]
     assert [n for n, _ in p["bind"]] == ["DefaultBinder"]
@@ -54,7 +60,7 @@ def test_user_sets_merge_like_kube_scheduler() -> None:
         }
     )
     assert p["queueSort"] == [("PrioritySort", 1)]
-    assert p["score"] == [("NodeAffinity", 2), ("NodeResourcesFit", 5)]
+    assert p["score"] == [("NodeAffinity", 2), ("NodeResourcesFit", 5), ("DynamicResources", 1)]
     assert "Coscheduling" not in [n for n, _ in p["permit"]]
 
 
