@@ -234,6 +234,7 @@ def node_pool_spec(
         kubelet=kubelet,
         device_plugin=device_plugin,
         mig=mig,
+        dra=pool.dra,
     )
 
 

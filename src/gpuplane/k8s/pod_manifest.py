@@ -17,6 +17,7 @@ from typing import Literal
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.api_types import Container, ObjectMeta, PodSpec, PodTemplateSpec
 from gpuplane.k8s.api_types import Toleration as TolerationModel
+from gpuplane.k8s.dra_manifests import pod_claims as dra_pod_claims
 from gpuplane.k8s.field_errors import fail
 from gpuplane.k8s.labels import check_annotations, check_labels, label_value_error
 from gpuplane.k8s.quantity import parse_manifest_quantity
@@ -239,8 +240,14 @@ def translate_pod(
         _toleration(t, f"{path}.tolerations[{i}]") for i, t in enumerate(spec.tolerations or ())
     )
     grace = spec.termination_grace_period_seconds
+    claims = (
+        dra_pod_claims({"resourceClaims": spec.resource_claims}, path=path).resource_claims
+        if spec.resource_claims is not None
+        else ()
+    )
     return PodTemplate(
         gpu_memory_bytes=_gpu_memory(meta, meta_path),
+        resource_claims=claims,
         labels=labels,
         annotations=dict(meta.annotations or {}) if meta is not None else {},
         containers=containers,

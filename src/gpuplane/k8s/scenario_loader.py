@@ -15,11 +15,14 @@ from typing import Any
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.k8s.cluster_policy import parse_cluster_policy
+from gpuplane.k8s.dra_manifests import load_dra_manifests
 from gpuplane.k8s.field_errors import LineOf, relocate, validate_model
 from gpuplane.k8s.node_pools import node_pool_spec
 from gpuplane.k8s.priority import apply_priorities
 from gpuplane.k8s.workload_entries import read_text, workload_specs
 from gpuplane.operator.cluster_policy import ClusterPolicy
+from gpuplane.slicing.dra.claims import DeviceClass, ResourceClaim, ResourceClaimTemplate
+from gpuplane.twin.dra_state import DraObjectsSpec
 from gpuplane.twin.scenario import ControlPlane, Scenario, resolve_relative
 from gpuplane.twin.settings import TwinSettings
 from gpuplane.twin.spec import ScenarioSpec
@@ -134,6 +137,29 @@ def _policy_updates(
     return tuple(updates), warnings
 
 
+def _dra_objects(scenario: Scenario, path: Path, line_of: LineOf) -> DraObjectsSpec | None:
+    """The DRA objects of the files ``dra:`` lists (ResourceSlices come from the nodes)."""
+    if not scenario.dra:
+        return None
+    classes: list[DeviceClass] = []
+    templates: list[ResourceClaimTemplate] = []
+    claims: list[ResourceClaim] = []
+    for i, ref in enumerate(scenario.dra):
+        file = resolve_relative(ref, path)
+        text = read_text(file, "a DRA manifest file", str(path), line_of, f"dra[{i}]")
+        objects = load_dra_manifests(text, str(file))
+        if objects.slices:
+            raise InputError(
+                "ResourceSlices are published by the nodes' DRA driver",
+                expected="DeviceClass, ResourceClaimTemplate or ResourceClaim objects",
+                location=Location(str(file), 1),
+            )
+        classes.extend(objects.classes)
+        templates.extend(objects.templates)
+        claims.extend(objects.claims)
+    return DraObjectsSpec(tuple(classes), tuple(templates), tuple(claims))
+
+
 def load_scenario_spec(path: Path) -> LoadedScenario:
     """The scenario at ``path`` with everything it names read, translated and checked."""
     data, index = _read_scenario(path)
@@ -164,6 +190,7 @@ def load_scenario_spec(path: Path) -> LoadedScenario:
         workloads=workloads,
         faults=tuple(scenario.faults),
         cluster_policy_updates=updates,
+        dra=_dra_objects(scenario, path, index.line_of),
     )
     return LoadedScenario(
         scenario=scenario, spec=spec, warnings=(*policy_warnings, *workload_warnings)

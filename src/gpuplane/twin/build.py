@@ -24,6 +24,7 @@ def simulation_from_spec(
         node_agent=operator,
         check_invariants=check_invariants,
         name=spec.name,
+        dra=spec.dra,
     )
     for t_s, policy in spec.cluster_policy_updates:
         sim.cluster.loop.schedule(

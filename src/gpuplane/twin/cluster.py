@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from gpuplane.core.rng import RngStreams
+from gpuplane.twin.dra_state import DraState
 from gpuplane.twin.events import EventRecorder
 from gpuplane.twin.kernel import EventLoop, Priority
 from gpuplane.twin.names import NameFactory
@@ -39,6 +40,8 @@ class Cluster:
         self._sync_handlers: dict[str, Callable[[str], None]] = {}
         self.on_pod_change: list[Callable[[Pod], None]] = []
         self.on_cluster_change: list[Callable[[], None]] = []
+        # DRA objects and the resourceclaim controller (None: no DRA in this scenario).
+        self.dra: DraState | None = None
 
     @property
     def now(self) -> float:

@@ -73,6 +73,8 @@ class Pod:
     gpu_ids: tuple[int, ...] = ()
     # Devices of other device resources: resource name -> device indices on the node.
     ext_device_ids: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # Devices of the pod's DRA claims (driver device names), recorded at binding.
+    dra_devices: tuple[str, ...] = ()
     scheduled_s: float | None = None
     started_s: float | None = None
     finished_s: float | None = None
@@ -143,6 +145,8 @@ class Node:
     # MIG: each GPU's layout (None: MIG disabled) and the device plugin's MIG strategy.
     mig_layouts: list[Layout] | None = None
     mig_strategy: str = ""
+    # NVIDIA's DRA driver publishes the GPUs as ResourceSlices (no device plugin).
+    dra: bool = False
     pods: set[str] = field(default_factory=set)
     driver_version: str | None = None
     upgrade_state: str = ""

@@ -109,6 +109,10 @@ class NodePool(_Model):
         description="MIG mode: strategy (mixed|single), config (a mig-parted named config), "
         "dynamic (gpuplane's demand-driven repartitioning).",
     )
+    dra: bool = Field(
+        default=False,
+        description="NVIDIA's DRA driver publishes the GPUs as ResourceSlices (no device plugin).",
+    )
     kubelet: KubeletSection = Field(
         default_factory=KubeletSection,
         description="KubeletConfiguration fields: topologyManagerPolicy, topologyManagerScope, "
@@ -319,6 +323,11 @@ class Scenario(_Model):
     operator: OperatorSettings = Field(default_factory=OperatorSettings)
     faults: list[FaultSpec] = Field(default_factory=list)
     workloads: list[WorkloadEntry] = Field(default_factory=list)
+    dra: list[str] = Field(
+        default_factory=list,
+        description="Files of DRA objects (resource.k8s.io/v1 DeviceClass, "
+        "ResourceClaimTemplate, ResourceClaim), relative to the scenario.",
+    )
 
     @model_validator(mode="after")
     def _unique_names(self) -> Scenario:

@@ -24,7 +24,11 @@ from gpuplane.scheduler.framework.decision import (
     Unschedulable,
 )
 from gpuplane.scheduler.framework.queue import SchedulingQueue
+from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.types import NominatedPod, WaitingPod
+from gpuplane.scheduler.plugins.dynamic_resources import DynamicResources
+from gpuplane.slicing.dra.claims import ResourceClaim
+from gpuplane.slicing.dra.snapshot import PendingAllocation
 from gpuplane.twin.cluster import Cluster
 from gpuplane.twin.kernel import EventHandle, Priority
 from gpuplane.twin.kubelet_sim import KubeletSim
@@ -111,9 +115,28 @@ class SchedulerLoop:
                 nominated=nominated,
                 next_start_index=self.next_start_index,
             )
-            self._apply(self.policy.decide(snapshot, pending))
+            decision = self.policy.decide(snapshot, pending)
+            self._apply_claims(snapshot)
+            self._apply(decision)
             self.c.count("scheduling_cycles")
         self._rearm()
+
+    def _apply_claims(self, snapshot: ClusterSnapshot) -> None:
+        """DynamicResources' PreBind writes (allocation, reservedFor) and in-flight allocations."""
+        dra = self.c.dra
+        if dra is None:
+            return
+        written: dict[str, ResourceClaim] = {}
+        pending: dict[str, PendingAllocation] = {}
+        seen = False
+        for plugin in _dra_plugins(self.policy):
+            decision = plugin.decision_for(snapshot)
+            if decision is not None:
+                seen = True
+                written.update(decision.claims)
+                pending.update(decision.pending)
+        if seen:
+            dra.apply(written, pending)
 
     def _apply(self, decision: SchedulingDecision) -> None:
         before = self.waiting
@@ -170,6 +193,8 @@ class SchedulerLoop:
         self._nominate(pod.uid, None)
         pod.last_schedule_message = None
         self.c.count("pods_bound")
+        if self.c.dra is not None and pod.template.resource_claims:
+            pod.dra_devices = tuple(d for _, d in self.c.dra.gpus_of(pod))
         self.kubelet.on_bound(pod)
         self.c.pod_changed(pod)
 
@@ -234,3 +259,13 @@ class SchedulerLoop:
             self._rearm()
         if self.queue.count("unschedulable"):
             self._arm_flush()
+
+
+def _dra_plugins(policy: PlacementPolicy) -> list[DynamicResources]:
+    frameworks = getattr(policy, "frameworks", {})
+    out: list[DynamicResources] = []
+    for fw in frameworks.values():
+        plugin = fw.plugins.get("DynamicResources")
+        if isinstance(plugin, DynamicResources):
+            out.append(plugin)
+    return out

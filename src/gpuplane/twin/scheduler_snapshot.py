@@ -26,6 +26,7 @@ from gpuplane.scheduler.framework.types import (
     TaintLike,
     WaitingPod,
 )
+from gpuplane.slicing.dra.snapshot import DraSnapshot
 from gpuplane.topology.model import NodeTopology
 from gpuplane.twin.cluster import Cluster
 from gpuplane.twin.node_filters import NOT_READY_TAINT
@@ -216,7 +217,17 @@ class SnapshotBuilder:
             generation=self.c.generation,
             nrt=self.nrt,
             hardware=self._hardware_map(),
+            dra=self._dra(pending),
         )
+
+    def _dra(self, pending: Sequence[PodInfo]) -> DraSnapshot | None:
+        dra = self.c.dra
+        if dra is None:
+            return None
+        store = self.c.store
+        nodes = [store.nodes[n] for n in store.node_order]
+        pods = [store.pods[p.uid] for p in pending if p.uid in store.pods]
+        return dra.snapshot(nodes, pods)
 
     def _hardware_map(self) -> dict[str, NodeTopology]:
         store = self.c.store

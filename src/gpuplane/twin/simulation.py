@@ -22,6 +22,7 @@ from gpuplane.twin.controllers.deployment import DeploymentController
 from gpuplane.twin.controllers.job import JobController
 from gpuplane.twin.controllers.podgroup import PodGroupController
 from gpuplane.twin.controllers.replicaset import ReplicaSetController
+from gpuplane.twin.dra_state import DraObjectsSpec, DraState
 from gpuplane.twin.events import Event
 from gpuplane.twin.invariants import violations
 from gpuplane.twin.kernel import EventHandle, Priority, TwinError
@@ -74,6 +75,8 @@ def make_node(pool: NodePoolSpec, index: int) -> Node:
         **pool.labels,
     }
     slots, ext = advertised_devices(pool)
+    if pool.dra:
+        slots, ext = [], {}  # the DRA driver publishes the GPUs; no device plugin
     if pool.mig is not None:
         slots, ext = mig_slots(pool.topology, pool.mig.layouts, pool.mig.strategy)
         labels.update(
@@ -101,6 +104,7 @@ def make_node(pool: NodePoolSpec, index: int) -> Node:
         mig_layouts=list(pool.mig.layouts) if pool.mig is not None else None,
         mig_strategy=pool.mig.strategy if pool.mig is not None else "",
         kubelet=pool.kubelet,
+        dra=pool.dra,
     )
 
 
@@ -136,14 +140,19 @@ class Simulation:
         node_agent: NodeAgent | None = None,
         check_invariants: bool = False,
         name: str = "scenario",
+        dra: DraObjectsSpec | None = None,
     ) -> None:
         self.name = name
         self.settings = settings or TwinSettings()
         self.cluster = Cluster(self.settings, seed)
+        if dra is not None or any(p.dra for p in node_pools):
+            self.cluster.dra = DraState.from_spec(dra or DraObjectsSpec())
         self.workloads = tuple(workloads)
         by_name = {w.name: w for w in self.workloads}
         c = self.cluster
         self.kubelet = KubeletSim(c)
+        if c.dra is not None:
+            c.on_pod_change.append(c.dra.on_pod)
         self.scheduler = SchedulerLoop(
             c, placement or default_placement(self.settings), self.kubelet
         )

@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Literal
 
 from gpuplane.kubelet.config import KubeletConfig
+from gpuplane.slicing.dra.pod_claims import PodResourceClaim
 from gpuplane.slicing.sharing.config import DevicePluginConfig
 from gpuplane.topology.model import NodeTopology
 from gpuplane.twin.mig_devices import MigPoolSpec
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from gpuplane.operator.cluster_policy import ClusterPolicy
     from gpuplane.operator.faults import GpuXidFault, NodeLostFault
     from gpuplane.operator.settings import OperatorSettings
+    from gpuplane.twin.dra_state import DraObjectsSpec
     from gpuplane.twin.settings import TwinSettings
 
 CPU = "cpu"
@@ -87,6 +89,8 @@ class PodTemplate:
     overhead: Resources = field(default_factory=dict)
     # Peak GPU memory of the pod's processes (annotation gpuplane.io/gpu-memory); 0: unknown.
     gpu_memory_bytes: int = 0
+    # spec.resourceClaims (DRA).
+    resource_claims: tuple[PodResourceClaim, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +236,8 @@ class NodePoolSpec:
     device_plugin: DevicePluginConfig | None = None
     # MIG mode with its initial layouts (twin.mig_devices.MigPoolSpec); None: MIG disabled.
     mig: MigPoolSpec | None = None
+    # NVIDIA's DRA driver instead of the device plugin: GPUs published as ResourceSlices.
+    dra: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,3 +260,5 @@ class ScenarioSpec:
     faults: tuple[NodeLostFault | GpuXidFault, ...] = ()
     # (time, the ClusterPolicy from then on), in time order.
     cluster_policy_updates: tuple[tuple[float, ClusterPolicy], ...] = ()
+    # DeviceClasses, ResourceClaimTemplates and ResourceClaims (DRA).
+    dra: DraObjectsSpec | None = None

@@ -48,6 +48,7 @@ from gpuplane.scheduler.framework.interfaces import (
 )
 from gpuplane.scheduler.framework.normalize import default_normalize, default_normalize_reference
 from gpuplane.scheduler.framework.registry import register
+from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.status import SUCCESS, Code, Status, unschedulable
 from gpuplane.scheduler.framework.types import BoolArray, IntArray, PodInfo
@@ -168,6 +169,13 @@ class DynamicResources:
         if self._dec is None:
             return DraDecision()
         return DraDecision(dict(self._dec.written), dict(self._dec.pending))
+
+    def decision_for(self, snapshot: ClusterSnapshot) -> DraDecision | None:
+        """The writes of the decision over ``snapshot``; None when this plugin saw no pod of
+        it (then nothing changed and the previous in-flight allocations stand)."""
+        if self._st is None or self._st.snap is not snapshot:
+            return None
+        return self.last_decision()
 
     @staticmethod
     def _state(cs: CycleState) -> _PodState | None:
