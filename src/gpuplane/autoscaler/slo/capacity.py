@@ -1,0 +1,120 @@
+"""The capacity seam: how many replicas a pool needs is asked of a ``CapacityModel``.
+
+The scaler cannot import the serving layer (a sibling), so whoever builds the snapshot passes a
+model of one pool's replicas: given a replica count, an arrival rate and the request mix, what
+TTFT p90 and ITL p99 would the pool show, and how loaded would it be. The twin implements it
+with the serving engine's step-time and KV model; ``analytic.AnalyticCapacity`` is a closed-form
+stand-in. Predictions are steady-state figures for a router that spreads requests evenly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+
+class PoolRole(StrEnum):
+    """What a pool's replicas do.
+
+    ``unified``: every replica prefills and decodes (vLLM's default, chunked prefill mixing
+    both in one step). Under prefill/decode disaggregation the prompt runs on a ``prefill``
+    pool, the KV cache moves to a ``decode`` pool which generates the output; the two are
+    separate Deployments and scale separately.
+    """
+
+    UNIFIED = "unified"
+    PREFILL = "prefill"
+    DECODE = "decode"
+
+
+@dataclass(frozen=True, slots=True)
+class LoadMix:
+    """The request mix of the recent window (``vllm:request_prompt_tokens`` and
+    ``vllm:request_generation_tokens`` means)."""
+
+    mean_prompt_tokens: float
+    mean_output_tokens: float
+
+
+@dataclass(frozen=True, slots=True)
+class SloTargets:
+    """A service's latency objective: TTFT at the 90th and ITL at the 99th percentile."""
+
+    ttft_p90_s: float
+    itl_p99_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """A pool's steady state at one replica count and arrival rate.
+
+    ``ttft_p90_s`` / ``itl_p99_s`` are None for a metric the role does not produce (a prefill
+    pool has no ITL; a decode pool's share of TTFT is not its objective), ``inf`` when the pool
+    cannot keep up. ``utilisation`` is the offered load relative to the most the replicas can
+    sustain (1 = saturated, ``inf`` with no replicas), so ``rate / utilisation`` is the rate at
+    which they saturate.
+    """
+
+    ttft_p90_s: float | None
+    itl_p99_s: float | None
+    utilisation: float
+
+
+class CapacityModel(Protocol):
+    """Predicts a pool's latencies; the scaler searches the replica count with it.
+
+    Contract: pure and deterministic; ``replicas >= 1``; latencies and utilisation do not
+    increase with more replicas and do not decrease with a higher rate (the scaler binary-searches
+    on this). Implementations should be frozen dataclasses so snapshots compare by value.
+    """
+
+    def predict(
+        self, role: PoolRole, replicas: int, arrival_rps: float, mix: LoadMix
+    ) -> Prediction: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Corrections:
+    """Observed-over-predicted latency ratios (Dynamo's SLA planner's correction factors):
+    the prediction is multiplied by them before it is compared with the target."""
+
+    ttft: float = 1.0
+    itl: float = 1.0
+
+
+def meets(
+    role: PoolRole, prediction: Prediction, targets: SloTargets, corrections: Corrections
+) -> bool:
+    """Whether a prediction is stable (utilisation < 1) and within the role's objectives.
+
+    A prefill pool answers for TTFT, a decode pool for ITL, a unified pool for both. NaN never
+    meets anything.
+    """
+    if not prediction.utilisation < 1.0:
+        return False
+    checks: list[tuple[float | None, float, float]] = []
+    if role is not PoolRole.DECODE:
+        checks.append((prediction.ttft_p90_s, corrections.ttft, targets.ttft_p90_s))
+    if role is not PoolRole.PREFILL:
+        checks.append((prediction.itl_p99_s, corrections.itl, targets.itl_p99_s))
+    for value, factor, target in checks:
+        if value is None:
+            raise ValueError(f"a {role.value} pool's prediction must include this latency")
+        if not value * factor <= target:
+            return False
+    return True
+
+
+def sustainable_rps(
+    model: CapacityModel, role: PoolRole, replicas: int, mix: LoadMix, probe_rps: float
+) -> float:
+    """The rate at which ``replicas`` saturate (0 for none), read off the utilisation at a
+    probe rate (``probe_rps`` > 0)."""
+    if replicas <= 0:
+        return 0.0
+    u = model.predict(role, replicas, probe_rps, mix).utilisation
+    if math.isnan(u):
+        return 0.0  # an answer the model cannot give counts as no capacity
+    return math.inf if u <= 0 else probe_rps / u

@@ -1,0 +1,197 @@
+"""How many replicas a pool needs for the forecast load: the terms behind one decision.
+
+- **SLO**: the fewest replicas whose predicted TTFT p90 (prefill, unified) and ITL p99 (decode,
+  unified), corrected by what was observed, meet the targets at the forecast rate, and whose
+  utilisation stays below 1.
+- **Backlog** (prefill, unified): the queue projected to the moment a replica started now
+  serves (it grows while arrivals exceed what the Ready and arriving replicas sustain, drains
+  otherwise). What one TTFT budget of arrivals explains (``rate × ttft``, Little's law) is
+  normal; the rest is to be drained within ``backlog_drain_s`` on top of the forecast rate.
+- **KV** (decode, unified): the KV cache the forecast load would fill, ``usage × ready``
+  scaled by forecast over observed rate (a decode pool's waiting sequences wait for KV and need
+  as much again per sequence), kept at ``kv_usage_target``. Preemptions mean the cache already
+  overflowed and the usage gauge is saturated, so ask for ``preemption_step_fraction`` more.
+
+Observed latencies correct the model the way Dynamo's SLA planner does: the ratio of the
+observed to the predicted latency at the current replicas and rate (clamped) multiplies every
+prediction, so unmodelled effects (burstiness, prefix-cache hits, chunked-prefill interference)
+feed back into the count.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from gpuplane.autoscaler.slo.capacity import (
+    Corrections,
+    PoolRole,
+    SloTargets,
+    meets,
+    sustainable_rps,
+)
+from gpuplane.autoscaler.slo.settings import SloScalerSettings
+from gpuplane.autoscaler.slo.snapshot import PoolSnapshot
+
+_EPS = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class Need:
+    replicas: int
+    binding: str
+    slo: int
+    backlog: int
+    kv: int
+    backlog_rps: float
+    kv_demand: float
+    unattainable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    """The load one need is computed for: the provisioned rate, the observed rate and the
+    queue expected when new replicas start serving."""
+
+    forecast_rps: float
+    observed_rps: float
+    projected_queue: float
+
+
+def smallest_meeting(
+    pool: PoolSnapshot, rate: float, targets: SloTargets, corrections: Corrections
+) -> tuple[int, bool]:
+    """(fewest replicas meeting the SLO at ``rate``, whether even ``max_replicas`` fails).
+
+    Binary search: the capacity model's predictions do not get worse with more replicas.
+    """
+    if rate <= 0:
+        return 0, False
+    mix = pool.signals.mix
+
+    def ok(n: int) -> bool:
+        prediction = pool.capacity.predict(pool.role, n, rate, mix)
+        return meets(pool.role, prediction, targets, corrections)
+
+    lo, hi = 1, pool.max_replicas
+    if not ok(hi):
+        return hi, True
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo, False
+
+
+def _ratio(observed: float | None, predicted: float | None, lo: float, hi: float) -> float:
+    if observed is None or predicted is None:
+        return 1.0
+    if not (math.isfinite(predicted) and predicted > 0 and math.isfinite(observed)):
+        return 1.0
+    return min(hi, max(lo, observed / predicted))
+
+
+def corrections(
+    pool: PoolSnapshot, observed_rps: float, settings: SloScalerSettings
+) -> Corrections:
+    """Observed over predicted latency at the Ready replicas and the observed rate."""
+    ready = pool.replicas.ready
+    if ready < 1 or observed_rps <= 0:
+        return Corrections()
+    sig = pool.signals
+    predicted = pool.capacity.predict(pool.role, ready, observed_rps, sig.mix)
+    lo, hi = settings.correction_min, settings.correction_max
+    ttft = itl = 1.0
+    if pool.role is not PoolRole.DECODE:
+        ttft = _ratio(sig.ttft_p90_s, predicted.ttft_p90_s, lo, hi)
+    if pool.role is not PoolRole.PREFILL:
+        itl = _ratio(sig.itl_p99_s, predicted.itl_p99_s, lo, hi)
+    return Corrections(ttft, itl)
+
+
+def projected_queue(pool: PoolSnapshot, now_s: float, observed_rps: float) -> float:
+    """The waiting queue when a replica started now would serve (``now + cold start``).
+
+    Between now and then the Ready replicas, joined by each loading one at its ready time,
+    serve at most their saturation rate; the queue grows by the shortfall or drains by the
+    spare capacity, piece by piece.
+    """
+    queue = pool.signals.num_requests_waiting
+    end = now_s + pool.cold_start_s
+    arrivals = sorted(
+        min(end, max(now_s, r.ready_at(pool.cold_start_s))) for r in pool.replicas.loading
+    )
+    serving = pool.replicas.ready + sum(1 for t in arrivals if t <= now_s)
+    probe = observed_rps if observed_rps > 0 else 1.0
+    t = now_s
+    for boundary in [*(a for a in arrivals if a > now_s), end]:
+        if boundary > t:
+            cap = sustainable_rps(pool.capacity, pool.role, serving, pool.signals.mix, probe)
+            queue = max(0.0, queue + (observed_rps - cap) * (boundary - t))
+            t = boundary
+        if boundary < end:
+            serving += 1
+    return queue
+
+
+def kv_demand(pool: PoolSnapshot, load: Load) -> float:
+    """KV cache the forecast load would occupy, in replicas' worth of a full cache."""
+    sig = pool.signals
+    demand = sig.kv_cache_usage * pool.replicas.ready
+    if demand == 0:
+        return 0.0
+    if pool.role is PoolRole.DECODE and sig.num_requests_running >= 1:
+        waiting = sig.num_requests_waiting
+        demand *= (sig.num_requests_running + waiting) / sig.num_requests_running
+    if load.observed_rps > 0:
+        demand *= load.forecast_rps / load.observed_rps
+    return demand
+
+
+def pool_need(
+    pool: PoolSnapshot,
+    load: Load,
+    targets: SloTargets,
+    fixes: Corrections,
+    settings: SloScalerSettings,
+    factor: float = 1.0,
+) -> Need:
+    """Every term at ``factor`` times the load (1 + hysteresis for the scale-down figure)."""
+    rate = load.forecast_rps * factor
+    slo, unattainable = smallest_meeting(pool, rate, targets, fixes)
+    terms = {"slo": slo}
+    backlog = 0
+    backlog_rps = 0.0
+    if pool.role is not PoolRole.DECODE:
+        excess = load.projected_queue - load.observed_rps * targets.ttft_p90_s
+        if excess > 0:
+            backlog_rps = excess * factor / settings.backlog_drain_s
+            backlog, short = smallest_meeting(pool, rate + backlog_rps, targets, fixes)
+            unattainable = unattainable or short
+        terms["backlog"] = backlog
+    kv = 0
+    demand = 0.0
+    if pool.role is not PoolRole.PREFILL:
+        demand = kv_demand(pool, load) * factor
+        units = demand / settings.kv_usage_target
+        # A need beyond max_replicas is clamped later; cap it here so it stays an integer.
+        kv = pool.max_replicas if not units < pool.max_replicas else math.ceil(units - _EPS)
+        terms["kv"] = kv
+        ready = pool.replicas.ready
+        if ready > 0 and pool.signals.preemptions_per_s > settings.preemption_rps_threshold:
+            step = max(1, math.ceil(ready * settings.preemption_step_fraction - _EPS))
+            terms["preemption"] = ready + step
+            kv = max(kv, ready + step)
+    binding = max(terms, key=lambda k: terms[k])  # first of equals: slo before the others
+    return Need(
+        replicas=max(terms.values()),
+        binding=binding,
+        slo=slo,
+        backlog=backlog,
+        kv=kv,
+        backlog_rps=backlog_rps,
+        kv_demand=demand,
+        unattainable=unattainable,
+    )
