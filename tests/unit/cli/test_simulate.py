@@ -55,6 +55,7 @@ def test_example_run_shows_every_part(tmp_path: Path) -> None:
         "inference/mig-chat": 4,  # served after the MIG planner repartitioned the A100s
         "inference/mig-rerank": 6,
         "research/notebooks": 12,  # time-sliced L40S replicas
+        "inference/tp2-dra": 3,  # GPUs from DRA claims on the seed-dra node
     }
     assert summary["pods"]["gpu_slicing"]["mig_reconfigurations"] >= 1
     events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
