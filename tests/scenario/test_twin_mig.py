@@ -52,7 +52,7 @@ def running(sim: Simulation, prefix: str = "") -> list:  # type: ignore[type-arg
     return [
         p
         for p in sim.cluster.store.pods.values()
-        if p.phase is PodPhase.RUNNING and p.name.startswith(prefix)
+        if p.phase is PodPhase.RUNNING and not p.is_deleted and p.name.startswith(prefix)
     ]
 
 
@@ -129,3 +129,55 @@ def test_oom_inside_a_mig_instance_hits_only_that_pod() -> None:
     counters = sim.result.summary["counters"]  # type: ignore[attr-defined]
     assert counters["gpu_oom_kills"] == 1
     assert all(p.restart_count == 0 for p in running(sim, "fit"))
+
+
+def test_mig_manager_applies_a_relabel_by_draining_and_reconfiguring() -> None:
+    from gpuplane.twin.mig_manager import MigConfigChange
+
+    pool = mig_pool("all-1g.10gb")
+    workloads = [
+        Workload(
+            "small",
+            DeploymentSpec(
+                name="small", namespace="ml", template=mig_template("1g.10gb"), replicas=4
+            ),
+            ArriveAt(0.0),
+        ),
+        Workload(
+            "big",
+            DeploymentSpec(
+                name="big", namespace="ml", template=mig_template("3g.40gb"), replicas=4
+            ),
+            ArriveAt(0.0),
+        ),
+    ]
+    change = MigConfigChange(100.0, "pool", "all-3g.40gb", reconfigure_s=60.0)
+    sim = Simulation(
+        [pool],  # type: ignore[list-item]
+        workloads,
+        seed=2,
+        check_invariants=True,
+        mig_config_changes=(change,),
+    )
+    sim.result = sim.run(130.0)  # type: ignore[attr-defined]
+    node = sim.cluster.store.nodes["pool-0"]
+    assert node.labels["nvidia.com/mig.config.state"] == "pending"
+    assert node.unschedulable
+    assert node.allocatable["nvidia.com/mig-1g.10gb"] == 0
+    evicted = [e for e in sim.result.events if e.reason == "Evicted"]  # type: ignore[attr-defined]
+    assert len(evicted) == 4  # the four small pods held 1g.10gb instances
+    sim2 = Simulation(
+        [pool],  # type: ignore[list-item]
+        workloads,
+        seed=2,
+        check_invariants=True,
+        mig_config_changes=(change,),
+    )
+    sim2.run(300.0)
+    node = sim2.cluster.store.nodes["pool-0"]
+    assert node.labels["nvidia.com/mig.config"] == "all-3g.40gb"
+    assert node.labels["nvidia.com/mig.config.state"] == "success"
+    assert not node.unschedulable
+    assert node.allocatable["nvidia.com/mig-3g.40gb"] == 16
+    assert len(running(sim2, "big")) == 4
+    assert running(sim2, "small") == []  # no 1g.10gb instances any more

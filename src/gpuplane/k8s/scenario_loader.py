@@ -16,16 +16,18 @@ from gpuplane.core.errors import InputError, Location
 from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.k8s.cluster_policy import parse_cluster_policy
 from gpuplane.k8s.dra_manifests import load_dra_manifests
-from gpuplane.k8s.field_errors import LineOf, relocate, validate_model
+from gpuplane.k8s.field_errors import LineOf, fail, relocate, validate_model
 from gpuplane.k8s.node_pools import node_pool_spec
 from gpuplane.k8s.priority import apply_priorities
 from gpuplane.k8s.workload_entries import read_text, workload_specs
 from gpuplane.operator.cluster_policy import ClusterPolicy
 from gpuplane.slicing.dra.claims import DeviceClass, ResourceClaim, ResourceClaimTemplate
 from gpuplane.twin.dra_state import DraObjectsSpec
+from gpuplane.twin.mig_devices import layouts_from_config
+from gpuplane.twin.mig_manager import MigConfigChange
 from gpuplane.twin.scenario import ControlPlane, Scenario, resolve_relative
 from gpuplane.twin.settings import TwinSettings
-from gpuplane.twin.spec import ScenarioSpec
+from gpuplane.twin.spec import NodePoolSpec, ScenarioSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +162,35 @@ def _dra_objects(scenario: Scenario, path: Path, line_of: LineOf) -> DraObjectsS
     return DraObjectsSpec(tuple(classes), tuple(templates), tuple(claims))
 
 
+def _mig_changes(
+    scenario: Scenario, pools: tuple[NodePoolSpec, ...], source: str, line_of: LineOf
+) -> tuple[MigConfigChange, ...]:
+    by_name = {p.name: p for p in pools}
+    out: list[MigConfigChange] = []
+    for i, change in enumerate(scenario.mig_config_changes):
+        where = f"mig_config_changes[{i}]"
+        pool = by_name.get(change.pool)
+        if pool is None or pool.mig is None:
+            mig_pools = ", ".join(p.name for p in pools if p.mig is not None) or "none"
+            raise relocate(
+                fail(f"{change.pool!r} is not a MIG pool", f"{where}.pool", mig_pools),
+                source,
+                line_of,
+            )
+        if pool.mig.strategy != "mixed":
+            raise relocate(
+                fail("the twin reconfigures only mixed-strategy pools", f"{where}.pool"),
+                source,
+                line_of,
+            )
+        try:
+            layouts_from_config(pool.topology, change.config)
+        except InputError as err:
+            raise relocate(err, source, line_of, f"{where}.config") from None
+        out.append(MigConfigChange(change.at, change.pool, change.config, pool.mig.reconfigure_s))
+    return tuple(sorted(out, key=lambda c: c.t_s))
+
+
 def load_scenario_spec(path: Path) -> LoadedScenario:
     """The scenario at ``path`` with everything it names read, translated and checked."""
     data, index = _read_scenario(path)
@@ -191,6 +222,7 @@ def load_scenario_spec(path: Path) -> LoadedScenario:
         faults=tuple(scenario.faults),
         cluster_policy_updates=updates,
         dra=_dra_objects(scenario, path, index.line_of),
+        mig_config_changes=_mig_changes(scenario, pools, source, index.line_of),
     )
     return LoadedScenario(
         scenario=scenario, spec=spec, warnings=(*policy_warnings, *workload_warnings)

@@ -25,6 +25,7 @@ def simulation_from_spec(
         check_invariants=check_invariants,
         name=spec.name,
         dra=spec.dra,
+        mig_config_changes=spec.mig_config_changes,
     )
     for t_s, policy in spec.cluster_policy_updates:
         sim.cluster.loop.schedule(

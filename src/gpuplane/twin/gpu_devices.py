@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from gpuplane.slicing.mig.strategy import MigStrategy, NodeGpu, plugin_view
 from gpuplane.slicing.sharing.advertise import sharing_labels
 from gpuplane.topology.gfd import gfd_labels
@@ -64,4 +66,16 @@ def gpu_fraction(node: Node, gpu_ids: tuple[int, ...], ext: dict[str, tuple[int,
             total += int(slot.profile.split("g", 1)[0]) / 7.0
         else:
             total += 1.0
+    return total
+
+
+_MIG_NAME = re.compile(r"^gpu-\d+-mig-(\d+)g")
+
+
+def dra_fraction(devices: tuple[str, ...]) -> float:
+    """GPUs behind DRA device names: a whole ``gpu-N`` is 1, a MIG device its g/7."""
+    total = 0.0
+    for name in devices:
+        m = _MIG_NAME.match(name)
+        total += int(m.group(1)) / 7.0 if m else 1.0
     return total

@@ -58,7 +58,11 @@ class MigRepartitioner:
         return [
             n
             for n in (self.c.store.nodes[name] for name in self.c.store.node_order)
-            if n.mig_layouts is not None and n.ready and not n.lost and n.gpus_advertised
+            if n.mig_layouts is not None
+            and n.ready
+            and not n.lost
+            and n.gpus_advertised
+            and n.labels.get(MIG_STATE_LABEL) != "pending"
         ]
 
     def _demand(self) -> dict[str, int]:

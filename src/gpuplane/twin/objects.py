@@ -75,6 +75,8 @@ class Pod:
     ext_device_ids: dict[str, tuple[int, ...]] = field(default_factory=dict)
     # Devices of the pod's DRA claims (driver device names), recorded at binding.
     dra_devices: tuple[str, ...] = ()
+    # Physical GPUs the pod's devices amount to (set at binding; GPU-hours use it).
+    gpu_fraction: float = 0.0
     scheduled_s: float | None = None
     started_s: float | None = None
     finished_s: float | None = None

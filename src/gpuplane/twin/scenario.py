@@ -304,6 +304,12 @@ class PolicyUpdate(_Model):
     )
 
 
+class MigConfigChangeEntry(_Model):
+    at: Seconds = Field(description="When the label changes, e.g. 2h.")
+    pool: str = Field(description="The MIG pool whose nodes are relabelled.")
+    config: str = Field(description="A named mig-parted config, e.g. all-3g.40gb.")
+
+
 class Scenario(_Model):
     name: str = Field(min_length=1)
     description: str = ""
@@ -323,6 +329,11 @@ class Scenario(_Model):
     operator: OperatorSettings = Field(default_factory=OperatorSettings)
     faults: list[FaultSpec] = Field(default_factory=list)
     workloads: list[WorkloadEntry] = Field(default_factory=list)
+    mig_config_changes: list[MigConfigChangeEntry] = Field(
+        default_factory=list,
+        description="Relabel a MIG pool's nodes nvidia.com/mig.config=<config> at a time; the "
+        "MIG manager drains their MIG pods and applies it.",
+    )
     dra: list[str] = Field(
         default_factory=list,
         description="Files of DRA objects (resource.k8s.io/v1 DeviceClass, "

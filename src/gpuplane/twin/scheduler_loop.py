@@ -30,6 +30,7 @@ from gpuplane.scheduler.plugins.dynamic_resources import DynamicResources
 from gpuplane.slicing.dra.claims import ResourceClaim
 from gpuplane.slicing.dra.snapshot import PendingAllocation
 from gpuplane.twin.cluster import Cluster
+from gpuplane.twin.gpu_devices import dra_fraction, gpu_fraction
 from gpuplane.twin.kernel import EventHandle, Priority
 from gpuplane.twin.kubelet_sim import KubeletSim
 from gpuplane.twin.objects import Node, Pod
@@ -195,6 +196,9 @@ class SchedulerLoop:
         self.c.count("pods_bound")
         if self.c.dra is not None and pod.template.resource_claims:
             pod.dra_devices = tuple(d for _, d in self.c.dra.gpus_of(pod))
+        pod.gpu_fraction = gpu_fraction(node, pod.gpu_ids, pod.ext_device_ids) + dra_fraction(
+            pod.dra_devices
+        )
         self.kubelet.on_bound(pod)
         self.c.pod_changed(pod)
 

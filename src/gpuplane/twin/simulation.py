@@ -29,6 +29,7 @@ from gpuplane.twin.kernel import EventHandle, Priority, TwinError
 from gpuplane.twin.kubelet_sim import KubeletSim
 from gpuplane.twin.mig_controller import MigRepartitioner
 from gpuplane.twin.mig_devices import MIG_CONFIG_LABEL, MIG_STATE_LABEL, mig_slots
+from gpuplane.twin.mig_manager import MigConfigChange, MigManager
 from gpuplane.twin.objects import Node
 from gpuplane.twin.placement import PlacementPolicy
 from gpuplane.twin.scheduler_loop import SchedulerLoop
@@ -141,6 +142,7 @@ class Simulation:
         check_invariants: bool = False,
         name: str = "scenario",
         dra: DraObjectsSpec | None = None,
+        mig_config_changes: tuple[MigConfigChange, ...] = (),
     ) -> None:
         self.name = name
         self.settings = settings or TwinSettings()
@@ -168,6 +170,8 @@ class Simulation:
             for i in range(pool.count):
                 c.store.add_node(make_node(pool, i))
         self.placement_name = self.scheduler.policy.name
+        self.mig_manager = MigManager(c, self.kubelet)
+        self.mig_config_changes = mig_config_changes
         dynamic = [p.mig for p in node_pools if p.mig is not None and p.mig.dynamic]
         self.mig_repartitioner = (
             MigRepartitioner(c, dynamic[0].interval_s, dynamic[0].reconfigure_s)
@@ -208,6 +212,7 @@ class Simulation:
         self.arrivals.schedule_all(self.workloads, until_s)
         if self.mig_repartitioner is not None:
             self.mig_repartitioner.start(until_s)
+        self.mig_manager.schedule(self.mig_config_changes)
         on_event = self._check if self.check_invariants else None
         step = until_s / steps if steps else until_s
         t = 0.0

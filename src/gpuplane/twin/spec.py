@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from gpuplane.operator.faults import GpuXidFault, NodeLostFault
     from gpuplane.operator.settings import OperatorSettings
     from gpuplane.twin.dra_state import DraObjectsSpec
+    from gpuplane.twin.mig_manager import MigConfigChange
     from gpuplane.twin.settings import TwinSettings
 
 CPU = "cpu"
@@ -262,3 +263,5 @@ class ScenarioSpec:
     cluster_policy_updates: tuple[tuple[float, ClusterPolicy], ...] = ()
     # DeviceClasses, ResourceClaimTemplates and ResourceClaims (DRA).
     dra: DraObjectsSpec | None = None
+    # nvidia.com/mig.config label changes the MIG manager applies.
+    mig_config_changes: tuple[MigConfigChange, ...] = ()

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpuplane.twin.gpu_devices import gpu_fraction
 from gpuplane.twin.objects import PodPhase
 from gpuplane.twin.spec import GPU
 
@@ -41,9 +40,7 @@ def _pods(sim: Simulation, until_s: float) -> dict[str, Any]:
         if p.scheduled_s is not None:
             latency.append(p.scheduled_s - p.created_s)
             end = p.finished_s if p.finished_s is not None else until_s
-            node = sim.cluster.store.nodes.get(p.node_name or "")
-            share = gpu_fraction(node, p.gpu_ids, p.ext_device_ids) if node else len(p.gpu_ids)
-            gpu_s += share * max(0.0, end - p.scheduled_s)
+            gpu_s += p.gpu_fraction * max(0.0, end - p.scheduled_s)
         elif p.phase is PodPhase.PENDING and not p.is_deleted and p.last_schedule_message:
             waiting[p.last_schedule_message] = waiting.get(p.last_schedule_message, 0) + 1
     top = sorted(waiting.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
