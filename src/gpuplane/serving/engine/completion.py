@@ -1,0 +1,127 @@
+"""What happens when steps end: tokens appear, requests finish, counters move."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+from gpuplane.serving.engine.live import LiveRequest, RequestRecord
+from gpuplane.serving.engine.plan import InFlight, Plan
+from gpuplane.serving.engine.request import RequestState
+
+if TYPE_CHECKING:
+    from gpuplane.serving.engine.engine import Engine
+
+
+def commit(eng: Engine, fl: InFlight, upto: int) -> list[RequestRecord]:
+    """Steps ``fl.done .. upto-1`` of the in-flight work have ended."""
+    plan = fl.plan
+    a, b = fl.done, upto
+    ends = fl.ends[a:b]
+    t = ends[-1]
+    start = fl.start_s if a == 0 else fl.ends[a - 1]
+    out: list[RequestRecord] = []
+    dec = eng.decoders
+    n = len(dec) if plan.uniform else 0
+    if plan.uniform:
+        # Steps take their blocks when they start: the first when planned, others maybe when
+        # a router looked at the engine (Engine.observe); the rest now.
+        first = max(a, fl.allocated)
+        if b > first:
+            eng.kv.take_free(dec.blocks_for_steps(b - first, start=first - a))
+            fl.allocated = b
+        out += [finish(eng, r, t) for r in dec.advance(ends, eng.stats, eng.record)]
+    fl.done = b
+    eng.num_steps += b - a
+    first_prompts, generated = complete_items(eng, plan, t, out)
+    if eng.kind == "vllm":
+        if plan.items or b - a == 1:
+            eng.stats.iteration_tokens.observe(float(first_prompts + generated + n))
+        else:
+            eng.stats.iteration_tokens.observe(float(n), weight=b - a)
+        if eng.lazy and not plan.uniform:
+            _regroup(eng)
+    elif plan.uniform or plan.decode_batch:
+        steps = b - a - (1 if a == 0 and plan.preempted else 0)
+        ratio, floor, decay = eng.new_token_ratio, eng.min_ratio, eng.ratio_decay
+        for _ in range(steps):
+            if ratio <= floor:
+                break
+            ratio = max(ratio - decay, floor)
+        eng.new_token_ratio = ratio
+        if not plan.preempted:
+            eng.stats.last_retracted = 0
+        eng.stats.decode_steps(b - a, (n + generated) * (b - a), t - start)
+    return out
+
+
+def complete_items(eng: Engine, plan: Plan, t: float, out: list[RequestRecord]) -> tuple[int, int]:
+    """Requests handled one by one in a single step; (prompt tokens at first token, tokens)."""
+    stats, sglang = eng.stats, eng.kind == "sglang"
+    first_prompts = generated = 0
+    for r, n in plan.items:
+        if r.state is not RequestState.RUNNING:
+            continue
+        prefill = not (n == 1 and r.num_output > 0)
+        r.num_computed += n
+        if sglang and prefill and r.kv is not None:
+            eng.kv.register(r.kv, r.num_computed)  # the radix cache takes the computed prefix
+        if r.num_computed < r.num_tokens:
+            continue  # a prefill chunk: no token yet
+        generated += 1
+        r.num_output += 1
+        if r.num_output == 1:
+            r.first_token_s = t
+            stats.first_token(r, t)
+            first_prompts += r.prompt
+        else:
+            stats.itl_one(t - r.last_token_s)
+        r.last_token_s = t
+        if r.token_times is not None:
+            r.token_times.append(t)
+        if sglang and r in eng.prefilling:
+            del eng.prefilling[r]
+            if eng.chunked is r:
+                eng.chunked = None
+            if r.num_output < r.target:
+                eng.running.append(r)
+        if r.num_output >= r.target:
+            out.append(finish(eng, r, t))
+            continue
+        if not sglang and r in eng.partials:
+            eng.partials.remove(r)
+        if eng.lazy and r not in eng.decoders:
+            eng.decoders.add(r)
+    stats.generation_tokens += generated
+    return first_prompts, generated
+
+
+def _regroup(eng: Engine) -> None:
+    """After an exact vLLM step: decoding requests that were not scheduled rejoin the group."""
+    partials = set(eng.partials)
+    for r in eng.running:
+        if r not in partials and r not in eng.decoders:
+            eng.decoders.add(r)
+
+
+def finish(eng: Engine, r: LiveRequest, t: float) -> RequestRecord:
+    """``r`` produced its last token at ``t``: free its blocks and write its record."""
+    reason = r.finish_reason()
+    if r in eng.decoders:
+        eng.decoders.remove(r)
+    with contextlib.suppress(ValueError):
+        eng.running.remove(r)
+    if r in eng.partials:
+        eng.partials.remove(r)
+    if eng.kind == "sglang":
+        eng.prefilling.pop(r, None)
+        if eng.chunked is r:
+            eng.chunked = None
+        eng.batch_is_full = False
+    assert r.kv is not None
+    eng.kv.register(r.kv, r.num_computed)
+    eng.kv.release(r.kv)
+    r.kv = None
+    r.move(RequestState.FINISHED)
+    eng.stats.finished(r, t, reason)
+    return r.record(eng.engine_id, t, reason)
