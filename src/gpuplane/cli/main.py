@@ -17,6 +17,7 @@ from gpuplane.cli.autoscale import autoscale_app
 from gpuplane.cli.bench import bench_app
 from gpuplane.cli.console import err
 from gpuplane.cli.demo import demo_command
+from gpuplane.cli.dra import dra_app
 from gpuplane.cli.kubelet import kubelet_app
 from gpuplane.cli.mig import mig_app
 from gpuplane.cli.serving import serving_app
@@ -37,6 +38,7 @@ app = typer.Typer(
 app.add_typer(topo_app, name="topo")
 app.add_typer(kubelet_app, name="kubelet")
 app.add_typer(mig_app, name="mig")
+app.add_typer(dra_app, name="dra")
 app.add_typer(serving_app, name="serving")
 app.add_typer(autoscale_app, name="autoscale")
 app.add_typer(bench_app, name="bench")

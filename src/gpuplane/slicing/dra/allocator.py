@@ -153,7 +153,7 @@ class _Search:
                 if text.startswith("no such key:"):
                     text += NO_SUCH_KEY_HINT
                 raise AllocationError(
-                    f"{where}: selector #{i} on device {cand.id}: CEL runtime error: {text}"
+                    f"{where}: selector #{i}: CEL runtime error: {text}"
                 ) from None
         return True
 
