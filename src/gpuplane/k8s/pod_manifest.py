@@ -19,10 +19,12 @@ from gpuplane.k8s.api_types import Container, ObjectMeta, PodSpec, PodTemplateSp
 from gpuplane.k8s.api_types import Toleration as TolerationModel
 from gpuplane.k8s.dra_manifests import pod_claims as dra_pod_claims
 from gpuplane.k8s.field_errors import fail
+from gpuplane.k8s.inference_args import inference_server
 from gpuplane.k8s.labels import check_annotations, check_labels, label_value_error
 from gpuplane.k8s.quantity import parse_manifest_quantity
 from gpuplane.k8s.resources import container_resources, parse_resource_list, qualified_name_errors
 from gpuplane.twin.cluster import POD_GROUP_LABEL
+from gpuplane.twin.inference import InferenceServerSpec
 from gpuplane.twin.spec import ContainerSpec, PodTemplate, RestartPolicy, Toleration
 
 # scheduler-plugins before v0.24 named the coscheduling label after its old API group.
@@ -204,6 +206,17 @@ def translate_template(
 GPU_MEMORY_ANNOTATION = "gpuplane.io/gpu-memory"
 
 
+def _server(spec: PodSpec, labels: dict[str, str], path: str) -> InferenceServerSpec | None:
+    """The first app container that runs vLLM or SGLang."""
+    for i, c in enumerate(spec.containers or ()):
+        found = inference_server(
+            c.name, c.image, c.command, c.args, labels, f"{path}.containers[{i}]"
+        )
+        if found is not None:
+            return found
+    return None
+
+
 def _gpu_memory(meta: ObjectMeta | None, meta_path: str) -> int:
     """The pod's peak GPU memory from gpuplane's annotation (e.g. ``20Gi``); 0 when absent."""
     raw = (meta.annotations or {}).get(GPU_MEMORY_ANNOTATION) if meta is not None else None
@@ -248,6 +261,7 @@ def translate_pod(
     return PodTemplate(
         gpu_memory_bytes=_gpu_memory(meta, meta_path),
         resource_claims=claims,
+        inference=_server(spec, labels, path),
         labels=labels,
         annotations=dict(meta.annotations or {}) if meta is not None else {},
         containers=containers,

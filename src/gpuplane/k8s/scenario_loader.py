@@ -19,6 +19,7 @@ from gpuplane.k8s.dra_manifests import load_dra_manifests
 from gpuplane.k8s.field_errors import LineOf, fail, relocate, validate_model
 from gpuplane.k8s.node_pools import node_pool_spec
 from gpuplane.k8s.priority import apply_priorities
+from gpuplane.k8s.serving_section import serving_spec
 from gpuplane.k8s.workload_entries import read_text, workload_specs
 from gpuplane.operator.cluster_policy import ClusterPolicy
 from gpuplane.slicing.dra.claims import DeviceClass, ResourceClaim, ResourceClaimTemplate
@@ -223,6 +224,7 @@ def load_scenario_spec(path: Path) -> LoadedScenario:
         cluster_policy_updates=updates,
         dra=_dra_objects(scenario, path, index.line_of),
         mig_config_changes=_mig_changes(scenario, pools, source, index.line_of),
+        serving=serving_spec(scenario.serving, workloads, path, index.line_of),
     )
     return LoadedScenario(
         scenario=scenario, spec=spec, warnings=(*policy_warnings, *workload_warnings)

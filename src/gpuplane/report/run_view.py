@@ -70,6 +70,8 @@ def run_summary_view(summary: dict[str, Any]) -> RenderableType:
                 str(d["replacements"]),
             )
         parts.append(table)
+    if summary.get("serving"):
+        parts.append(serving_table(summary["serving"]))
     operator = summary.get("gpu_operator")
     if operator:
         rows: list[tuple[str, object]] = [("mode", operator["mode"])]
@@ -88,3 +90,39 @@ def run_summary_view(summary: dict[str, Any]) -> RenderableType:
             table.add_row(str(r["pods"]), r["message"])
         parts.append(table)
     return Group(*parts)
+
+
+def _ms(x: float | None) -> str:
+    return "-" if x is None else f"{x * 1000:.0f}"
+
+
+def serving_table(services: list[dict[str, Any]]) -> Table:
+    """Per service: requests, TTFT and ITL percentiles (ms), SLO attainment."""
+    table = Table(title="LLM serving (latencies in ms)", title_justify="left")
+    for col in (
+        "service",
+        "arrived",
+        "done",
+        "rejected",
+        "in flight",
+        "TTFT p50/p90/p99",
+        "ITL p50/p99",
+        "SLO met",
+    ):
+        table.add_column(col, justify="left" if col == "service" else "right")
+    for svc in services:
+        req, lat = svc["requests"], svc["latency_s"]
+        ttft = "/".join(_ms(lat[f"ttft_p{q}_s"]) for q in (50, 90, 99))
+        itl = "/".join(_ms(lat[f"itl_p{q}_s"]) for q in (50, 99))
+        attainment = svc["slo_attainment"]
+        table.add_row(
+            f"{svc['name']} ({svc['router']})",
+            str(req["arrived"]),
+            str(req["completed"]),
+            str(req["rejected"] + req["aborted"]),
+            str(req["in_flight"]),
+            ttft,
+            itl,
+            "-" if attainment is None else f"{attainment:.1%}",
+        )
+    return table

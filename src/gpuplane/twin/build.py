@@ -26,6 +26,7 @@ def simulation_from_spec(
         name=spec.name,
         dra=spec.dra,
         mig_config_changes=spec.mig_config_changes,
+        serving=spec.serving,
     )
     for t_s, policy in spec.cluster_policy_updates:
         sim.cluster.loop.schedule(

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from gpuplane.core.rng import RngStreams
+from gpuplane.core.tsdb import SeriesStore
 from gpuplane.twin.dra_state import DraState
 from gpuplane.twin.events import EventRecorder
 from gpuplane.twin.kernel import EventLoop, Priority
@@ -42,6 +43,8 @@ class Cluster:
         self.on_cluster_change: list[Callable[[], None]] = []
         # DRA objects and the resourceclaim controller (None: no DRA in this scenario).
         self.dra: DraState | None = None
+        # Prometheus's view of the cluster: engines' and exporters' series (PromQL reads it).
+        self.tsdb = SeriesStore()
 
     @property
     def now(self) -> float:

@@ -19,6 +19,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gpuplane.slicing.sharing.advertise import ADMISSION_REASON, request_error
 from gpuplane.twin.cluster import Cluster
 from gpuplane.twin.gpu_memory import check_start
@@ -32,6 +34,8 @@ class KubeletSim:
     def __init__(self, cluster: Cluster) -> None:
         self.c = cluster
         self.admission = NodeAdmission(cluster.store)
+        # Called when a pod's main container (re)starts (the serving runtime builds engines).
+        self.on_container_start: list[Callable[[Pod], None]] = []
 
     def on_bound(self, pod: Pod) -> None:
         node = pod.node_name
@@ -110,6 +114,16 @@ class KubeletSim:
             self._container_exited(victim, failed=True, message=verdict.reason)
         return pod.uid not in verdict.victims
 
+    def _started(self, pod: Pod) -> None:
+        for fn in self.on_container_start:
+            if pod.is_active:
+                fn(pod)
+
+    def crash(self, pod: Pod, message: str) -> None:
+        """The main container exits with an error now (restarted per restartPolicy)."""
+        if pod.is_active and pod.phase is PodPhase.RUNNING:
+            self._container_exited(pod, failed=True, message=message)
+
     def _arm_start(self, pod: Pod, delay_s: float) -> None:
         self.c.loop.after(
             delay_s, lambda: self._start(pod), priority=Priority.POD, label=f"start {pod.key}"
@@ -143,6 +157,7 @@ class KubeletSim:
         self.c.pod_changed(pod)
         if self._check_gpu_memory(pod):
             self._arm_exit(pod)
+            self._started(pod)
 
     def _arm_exit(self, pod: Pod) -> None:
         if pod.run_s is None:
@@ -200,6 +215,7 @@ class KubeletSim:
             )
             if self._check_gpu_memory(pod):
                 self._arm_exit(pod)
+                self._started(pod)
 
     def finish(
         self, pod: Pod, phase: PodPhase, reason: str, message: str, *, event: bool = True

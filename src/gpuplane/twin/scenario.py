@@ -35,6 +35,7 @@ from gpuplane.operator.faults import FaultSpec
 from gpuplane.operator.settings import OperatorSettings
 from gpuplane.scheduler.framework.config import ProfileConfig, check_profiles
 from gpuplane.twin.scenario_kubelet import KubeletSection, MigSection
+from gpuplane.twin.scenario_serving import ServingSection
 
 _DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 
@@ -329,6 +330,10 @@ class Scenario(_Model):
     operator: OperatorSettings = Field(default_factory=OperatorSettings)
     faults: list[FaultSpec] = Field(default_factory=list)
     workloads: list[WorkloadEntry] = Field(default_factory=list)
+    serving: ServingSection | None = Field(
+        default=None,
+        description="LLM services: inference Deployments, their traffic, router and SLO.",
+    )
     mig_config_changes: list[MigConfigChangeEntry] = Field(
         default_factory=list,
         description="Relabel a MIG pool's nodes nvidia.com/mig.config=<config> at a time; the "

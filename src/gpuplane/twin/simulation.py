@@ -33,6 +33,8 @@ from gpuplane.twin.mig_manager import MigConfigChange, MigManager
 from gpuplane.twin.objects import Node
 from gpuplane.twin.placement import PlacementPolicy
 from gpuplane.twin.scheduler_loop import SchedulerLoop
+from gpuplane.twin.serving_runtime import ServingRuntime
+from gpuplane.twin.serving_spec import ServingSpec
 from gpuplane.twin.settings import TwinSettings
 from gpuplane.twin.spec import CPU, GPU, MEMORY, PODS, NodePoolSpec, Workload
 from gpuplane.twin.summary import build_summary
@@ -143,6 +145,7 @@ class Simulation:
         name: str = "scenario",
         dra: DraObjectsSpec | None = None,
         mig_config_changes: tuple[MigConfigChange, ...] = (),
+        serving: ServingSpec | None = None,
     ) -> None:
         self.name = name
         self.settings = settings or TwinSettings()
@@ -171,6 +174,9 @@ class Simulation:
                 c.store.add_node(make_node(pool, i))
         self.placement_name = self.scheduler.policy.name
         self.mig_manager = MigManager(c, self.kubelet)
+        self.serving = (
+            ServingRuntime(c, self.kubelet, serving) if serving and serving.services else None
+        )
         self.mig_config_changes = mig_config_changes
         dynamic = [p.mig for p in node_pools if p.mig is not None and p.mig.dynamic]
         self.mig_repartitioner = (
@@ -213,6 +219,8 @@ class Simulation:
         if self.mig_repartitioner is not None:
             self.mig_repartitioner.start(until_s)
         self.mig_manager.schedule(self.mig_config_changes)
+        if self.serving is not None:
+            self.serving.start(until_s)
         on_event = self._check if self.check_invariants else None
         step = until_s / steps if steps else until_s
         t = 0.0
@@ -221,9 +229,13 @@ class Simulation:
             c.loop.run(t, on_event)
             if progress is not None:
                 progress(t)
+        if self.serving is not None:
+            self.serving.advance(until_s)
         summary = build_summary(self, until_s)
         if self.node_agent is not None:
             summary["gpu_operator"] = self.node_agent.summary()
+        if self.serving is not None:
+            summary["serving"] = self.serving.summary()
         return RunResult(
             seed=c.seed,
             until_s=until_s,

@@ -17,6 +17,7 @@ from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.slicing.dra.pod_claims import PodResourceClaim
 from gpuplane.slicing.sharing.config import DevicePluginConfig
 from gpuplane.topology.model import NodeTopology
+from gpuplane.twin.inference import InferenceServerSpec
 from gpuplane.twin.mig_devices import MigPoolSpec
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from gpuplane.operator.settings import OperatorSettings
     from gpuplane.twin.dra_state import DraObjectsSpec
     from gpuplane.twin.mig_manager import MigConfigChange
+    from gpuplane.twin.serving_spec import ServingSpec
     from gpuplane.twin.settings import TwinSettings
 
 CPU = "cpu"
@@ -92,6 +94,8 @@ class PodTemplate:
     gpu_memory_bytes: int = 0
     # spec.resourceClaims (DRA).
     resource_claims: tuple[PodResourceClaim, ...] = ()
+    # The vLLM/SGLang server one of the containers runs (None: not an inference server).
+    inference: InferenceServerSpec | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,3 +269,5 @@ class ScenarioSpec:
     dra: DraObjectsSpec | None = None
     # nvidia.com/mig.config label changes the MIG manager applies.
     mig_config_changes: tuple[MigConfigChange, ...] = ()
+    # Services: inference Deployments with their traffic and router.
+    serving: ServingSpec | None = None

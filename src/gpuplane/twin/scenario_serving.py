@@ -1,0 +1,85 @@
+"""The scenario's ``serving:`` section (its shape; ``gpuplane.k8s.serving_section`` reads it)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from gpuplane.core.duration import parse_duration_s
+
+
+def _seconds(value: object) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        return parse_duration_s(value)
+    raise ValueError(f"{value!r} is not a duration (e.g. 30s, 5m, 1h)")
+
+
+Seconds = Annotated[float, BeforeValidator(_seconds)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TraceTraffic(_Model):
+    path: str = Field(description="An Azure LLM inference trace CSV, relative to the scenario.")
+    rate_scale: float = Field(default=1.0, gt=0, description="Multiply the request rate.")
+    start: Seconds = Field(default=0.0, ge=0, description="When the first request arrives.")
+    repeat: bool = Field(
+        default=True, description="Repeat the (scaled) trace back to back to fill the run."
+    )
+
+
+class PoissonTraffic(_Model):
+    rate_per_s: float = Field(gt=0)
+    prompt_tokens: int = Field(default=1024, gt=0, description="Median prompt length.")
+    output_tokens: int = Field(default=256, gt=0, description="Median output length.")
+    sigma: float = Field(default=0.8, ge=0, description="Log-normal spread of both lengths.")
+    cv: float = Field(default=1.0, gt=0, description="Inter-arrival CV (1: Poisson; Gamma else).")
+    start: Seconds = Field(default=0.0, ge=0)
+
+
+class Traffic(_Model):
+    trace: TraceTraffic | None = None
+    poisson: PoissonTraffic | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> Traffic:
+        if (self.trace is None) == (self.poisson is None):
+            raise ValueError("give exactly one of trace or poisson")
+        return self
+
+
+class Slo(_Model):
+    ttft_p90: Seconds = Field(default=2.0, gt=0)
+    itl_p99: Seconds = Field(default=0.1, gt=0)
+
+
+class Service(_Model):
+    name: str = Field(min_length=1)
+    namespace: str = "default"
+    deployment: str = Field(description="The Deployment whose vLLM/SGLang pods serve it.")
+    prefill_deployment: str | None = Field(
+        default=None, description="P/D disaggregation: this Deployment's pods prefill."
+    )
+    router: Literal["llm-d", "round-robin", "least-outstanding", "session-affinity", "kv-cost"] = (
+        "llm-d"
+    )
+    traffic: Traffic
+    slo: Slo = Field(default_factory=Slo)
+    router_queue_limit: int = Field(default=1000, ge=0)
+
+
+class ColdStartSection(_Model):
+    image_pull: Seconds = Field(default=60.0, ge=0)
+    storage_gbps: float = Field(default=2.0, gt=0)
+    init: Seconds = Field(default=45.0, ge=0)
+
+
+class ServingSection(_Model):
+    scrape_interval: Seconds = Field(default=15.0, gt=0)
+    cold_start: ColdStartSection = Field(default_factory=ColdStartSection)
+    services: list[Service] = Field(default_factory=list)

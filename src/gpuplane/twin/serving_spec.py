@@ -1,0 +1,85 @@
+"""A scenario's ``serving:`` section as values: which Deployments serve which traffic, how.
+
+A service ties a Deployment whose pods run vLLM or SGLang (recognised from their container
+args) to a request stream and a router; with ``prefill_deployment`` the service is
+disaggregated (that Deployment's pods prefill, the main Deployment's decode). Engine cold start
+is image pull (once per node and image) + weight loading (weights per GPU / storage bandwidth)
++ engine start-up (CUDA context, profiling run, CUDA graph capture).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpuplane.serving.traffic.generators import (
+    LognormalLengths,
+    gamma_arrivals,
+    synthetic_trace,
+)
+from gpuplane.serving.traffic.trace import Trace
+
+ROUTERS = ("llm-d", "round-robin", "least-outstanding", "session-affinity", "kv-cost")
+
+
+@dataclass(frozen=True, slots=True)
+class ColdStart:
+    image_pull_s: float = 60.0  # a ~10 GB serving image at ~170 MB/s, once per node
+    storage_gbps: float = 2.0  # weight loading from a local NVMe / cache volume, GB/s per pod
+    init_s: float = 45.0  # CUDA init, memory profiling, CUDA graph capture
+
+
+@dataclass(frozen=True, slots=True)
+class TrafficSpec:
+    """A trace (scaled, shifted, repeated to the end of the run) or a synthetic stream."""
+
+    trace: Trace | None = None
+    rate_scale: float = 1.0
+    repeat: bool = True
+    start_s: float = 0.0
+    # Synthetic: Gamma arrivals (cv 1 = Poisson) with log-normal lengths.
+    rate_per_s: float = 0.0
+    cv: float = 1.0
+    prompt_median: int = 1024
+    output_median: int = 256
+    sigma: float = 0.8
+
+    def build(self, until_s: float, rng: np.random.Generator) -> Trace:
+        """The requests of ``[start_s, until_s)`` (times from 0 of the run)."""
+        span = max(until_s - self.start_s, 0.0)
+        if self.trace is not None:
+            base = (
+                self.trace.rate_scaled(self.rate_scale, span)
+                if self.repeat
+                else self.trace.time_scaled(self.rate_scale).window(0.0, span)
+            )
+        else:
+            arrivals = gamma_arrivals(self.rate_per_s, self.cv, rng, duration_s=span)
+            lengths = LognormalLengths(
+                self.prompt_median, self.sigma, self.output_median, self.sigma
+            )
+            base = synthetic_trace(arrivals, lengths, rng, "synthetic")
+        return Trace(
+            base.arrival_s + self.start_s, base.prompt_tokens, base.output_tokens, base.source
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceSpec:
+    name: str
+    namespace: str
+    deployment: str
+    traffic: TrafficSpec
+    router: str = "llm-d"
+    prefill_deployment: str | None = None
+    slo_ttft_s: float = 2.0  # TTFT P90 target
+    slo_itl_s: float = 0.1  # ITL P99 target (and the per-request TPOT bound)
+    router_queue_limit: int = 1000  # requests held while no engine is ready
+
+
+@dataclass(frozen=True, slots=True)
+class ServingSpec:
+    services: tuple[ServiceSpec, ...] = ()
+    scrape_interval_s: float = 15.0  # Prometheus scrape interval of the engines' /metrics
+    cold_start: ColdStart = ColdStart()
