@@ -124,7 +124,8 @@ def inference_server(
     labels: Mapping[str, str],
     field: str,
 ) -> InferenceServerSpec | None:
-    """The server a container runs, or None when it is not vLLM or SGLang."""
+    """The server a container runs, or None when it is not vLLM or SGLang (or names no model,
+    e.g. one set through environment variables: see :func:`looks_like_server`)."""
     tokens = _tokens(command, args)
     kind = _kind(str(image or ""), tokens)
     if kind is None:
@@ -132,11 +133,7 @@ def inference_server(
     flags, positional = _flags(tokens)
     model = _model(kind, flags, positional)
     if not model:
-        raise fail(
-            f"a {kind} server without a model",
-            f"{field}.args",
-            "--model NAME (vllm) or --model-path NAME (sglang)",
-        )
+        return None  # the caller warns: no engine can be modelled without a model
     ints = _SGLANG_INT if kind == "sglang" else _VLLM_INT
     values: dict[str, int] = {}
     for key, name in ints.items():
@@ -167,3 +164,8 @@ def inference_server(
         container=container_name,
         image=str(image or ""),
     )
+
+
+def looks_like_server(image: object, command: object, args: object) -> str | None:
+    """``vllm``/``sglang`` when the container runs one of them, whatever its flags."""
+    return _kind(str(image or ""), _tokens(command, args))

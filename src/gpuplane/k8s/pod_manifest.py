@@ -19,7 +19,7 @@ from gpuplane.k8s.api_types import Container, ObjectMeta, PodSpec, PodTemplateSp
 from gpuplane.k8s.api_types import Toleration as TolerationModel
 from gpuplane.k8s.dra_manifests import pod_claims as dra_pod_claims
 from gpuplane.k8s.field_errors import fail
-from gpuplane.k8s.inference_args import inference_server
+from gpuplane.k8s.inference_args import inference_server, looks_like_server
 from gpuplane.k8s.labels import check_annotations, check_labels, label_value_error
 from gpuplane.k8s.quantity import parse_manifest_quantity
 from gpuplane.k8s.resources import container_resources, parse_resource_list, qualified_name_errors
@@ -206,14 +206,23 @@ def translate_template(
 GPU_MEMORY_ANNOTATION = "gpuplane.io/gpu-memory"
 
 
-def _server(spec: PodSpec, labels: dict[str, str], path: str) -> InferenceServerSpec | None:
+def _server(
+    spec: PodSpec, labels: dict[str, str], path: str, warnings: Warnings
+) -> InferenceServerSpec | None:
     """The first app container that runs vLLM or SGLang."""
     for i, c in enumerate(spec.containers or ()):
-        found = inference_server(
-            c.name, c.image, c.command, c.args, labels, f"{path}.containers[{i}]"
-        )
+        where = f"{path}.containers[{i}]"
+        found = inference_server(c.name, c.image, c.command, c.args, labels, where)
         if found is not None:
             return found
+        kind = looks_like_server(c.image, c.command, c.args)
+        if kind is not None:
+            warnings.add(
+                f"{where}.args",
+                f"a {kind} server without --model"
+                f"{'-path' if kind == 'sglang' else ''} in its args: the twin runs no engine "
+                "for it (a serving: service cannot use this Deployment)",
+            )
     return None
 
 
@@ -261,7 +270,7 @@ def translate_pod(
     return PodTemplate(
         gpu_memory_bytes=_gpu_memory(meta, meta_path),
         resource_claims=claims,
-        inference=_server(spec, labels, path),
+        inference=_server(spec, labels, path, warnings),
         labels=labels,
         annotations=dict(meta.annotations or {}) if meta is not None else {},
         containers=containers,

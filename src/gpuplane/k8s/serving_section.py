@@ -50,7 +50,11 @@ def _traffic(svc: Service, where: str, scenario: Path) -> TrafficSpec:
             raise fail(f"{file} not found", f"{where}.traffic.trace.path", "an Azure trace CSV")
         trace = load_azure_trace(file)
         return TrafficSpec(
-            trace=trace, rate_scale=t.trace.rate_scale, repeat=t.trace.repeat, start_s=t.trace.start
+            trace=trace,
+            rate_scale=t.trace.rate_scale,
+            repeat=t.trace.repeat,
+            start_s=t.trace.start,
+            duration_s=t.trace.duration,
         )
     p = t.poisson
     assert p is not None
@@ -61,6 +65,7 @@ def _traffic(svc: Service, where: str, scenario: Path) -> TrafficSpec:
         output_median=p.output_tokens,
         sigma=p.sigma,
         start_s=p.start,
+        duration_s=p.duration,
     )
 
 

@@ -31,6 +31,9 @@ class TraceTraffic(_Model):
     repeat: bool = Field(
         default=True, description="Repeat the (scaled) trace back to back to fill the run."
     )
+    duration: Seconds | None = Field(
+        default=None, gt=0, description="Stop sending requests this long after start."
+    )
 
 
 class PoissonTraffic(_Model):
@@ -40,6 +43,7 @@ class PoissonTraffic(_Model):
     sigma: float = Field(default=0.8, ge=0, description="Log-normal spread of both lengths.")
     cv: float = Field(default=1.0, gt=0, description="Inter-arrival CV (1: Poisson; Gamma else).")
     start: Seconds = Field(default=0.0, ge=0)
+    duration: Seconds | None = Field(default=None, gt=0)
 
 
 class Traffic(_Model):

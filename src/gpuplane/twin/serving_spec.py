@@ -38,6 +38,7 @@ class TrafficSpec:
     rate_scale: float = 1.0
     repeat: bool = True
     start_s: float = 0.0
+    duration_s: float | None = None
     # Synthetic: Gamma arrivals (cv 1 = Poisson) with log-normal lengths.
     rate_per_s: float = 0.0
     cv: float = 1.0
@@ -48,6 +49,8 @@ class TrafficSpec:
     def build(self, until_s: float, rng: np.random.Generator) -> Trace:
         """The requests of ``[start_s, until_s)`` (times from 0 of the run)."""
         span = max(until_s - self.start_s, 0.0)
+        if self.duration_s is not None:
+            span = min(span, self.duration_s)
         if self.trace is not None:
             base = (
                 self.trace.rate_scaled(self.rate_scale, span)

@@ -59,6 +59,7 @@ workloads:
             containers:
               - name: vllm
                 image: vllm/vllm-openai
+                args: [--model, Qwen/Qwen2.5-7B-Instruct]
                 resources: {limits: {nvidia.com/gpu: 1}}
   - name: finetune
     path: manifests/finetune.yaml

@@ -22,8 +22,6 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator
 
-import numpy as np
-
 from gpuplane.serving.engine.live import LiveRequest
 from gpuplane.serving.engine.stats import EngineStats
 
@@ -121,11 +119,17 @@ class DecodeSet:
 
     def blocks_for_steps(self, num_steps: int, start: int = 0) -> int:
         """New blocks needed by ``num_steps`` decode steps, from ``start`` steps ahead."""
+        bs = self.block_size
+        if num_steps == 1:
+            return self.residue[(self.g + start) % bs]
         if num_steps <= 0:
             return 0
-        bs, g = self.block_size, self.g + start
         full, part = divmod(num_steps, bs)
-        return full * len(self._members) + sum(self.residue[(g + j) % bs] for j in range(part))
+        lo = (self.g + start) % bs
+        hi = lo + part
+        res = self.residue
+        extra = sum(res[lo:hi]) if hi <= bs else sum(res[lo:]) + sum(res[: hi - bs])
+        return full * len(self._members) + extra
 
     def max_steps_with(self, free_blocks: int, limit: int, start: int = 0) -> int:
         """Most decode steps (up to ``limit``, from ``start`` ahead) whose blocks fit."""
@@ -181,7 +185,7 @@ class DecodeSet:
             for r in self.newcomers:
                 stats.itl_one(first - r.last_token_s)
             if m > 1:
-                stats.itl_many(np.diff(np.asarray(ends, dtype=np.float64)), n)
+                stats.itl_steps(ends, n)
             stats.generation_tokens += n * m
             if record:
                 for r in self._members:

@@ -151,9 +151,12 @@ class Engine:
         run in progress that started before ``t`` has taken its blocks (as each step does when
         it starts), so what a router or a scrape reads equals the step-by-step engine."""
         fl = self._inflight
-        if fl is None or not fl.plan.uniform or fl.allocated >= len(fl.ends):
+        if fl is None or fl.allocated >= len(fl.ends) or not fl.plan.uniform:
             return
-        started = min(len(fl.ends), bisect_left(fl.ends, t) + 1)
+        ends = fl.ends
+        if ends[fl.allocated - 1] >= t:
+            return  # the next step to allocate has not started (``started`` below)
+        started = min(len(ends), bisect_left(ends, t) + 1)
         if started > fl.allocated:
             need = self.decoders.blocks_for_steps(started - fl.allocated, fl.allocated - fl.done)
             self.kv.take_free(need)

@@ -246,9 +246,10 @@ class KVCache:
             node = run.node
             if node is not None and node.cached > run.hi:
                 node.cached = run.hi
-                for other in [r for r in node.runs if r is not run and r.lo >= run.hi]:
-                    other.node = None  # orphaned above an evicted block: plain free blocks now
-                    node.runs.remove(other)
+                if len(node.runs) > 1:
+                    for other in [r for r in node.runs if r is not run and r.lo >= run.hi]:
+                        other.node = None  # orphaned above an evicted block: plain free now
+                        node.runs.remove(other)
             if run.hi <= run.lo:
                 queue.popleft()
                 self._detach(run)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from array import array
 from collections import deque
+from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
@@ -17,32 +18,51 @@ import numpy.typing as npt
 from gpuplane.serving.engine.live import LiveRequest
 from gpuplane.serving.engine.request import FinishReason
 from gpuplane.serving.metrics import families as fam
-from gpuplane.serving.metrics.histogram import Histogram
+from gpuplane.serving.metrics.histogram import SMALL_BATCH, Histogram
 
 # SGLang reports generation throughput over its decode log interval (40 decode steps).
 SGLANG_DECODE_LOG_INTERVAL = 40
 
 
 class ItlSamples:
-    """Every inter-token latency as (value, weight) pairs, stored compactly."""
+    """Every inter-token latency as (value, weight) pairs, stored compactly: the values one by
+    one, the weights as runs (a decode run gives many values the same weight)."""
 
     def __init__(self) -> None:
         self._values = array("d")
-        self._weights = array("q")
+        self._run_weights = array("q")
+        self._run_lengths = array("q")
 
     def add(self, value: float, weight: int = 1) -> None:
         self._values.append(value)
-        self._weights.append(weight)
+        self._add_run(weight, 1)
 
     def add_many(self, values: npt.NDArray[np.float64], weight: int) -> None:
         if weight > 0 and len(values):
             self._values.frombytes(values.astype(np.float64).tobytes())
-            self._weights.extend([weight] * len(values))
+            self._add_run(weight, len(values))
+
+    def add_list(self, values: list[float], weight: int) -> None:
+        """``add_many`` for a short Python list (no array round trip)."""
+        if weight > 0 and values:
+            self._values.extend(values)
+            self._add_run(weight, len(values))
+
+    def _add_run(self, weight: int, length: int) -> None:
+        weights = self._run_weights
+        if weights and weights[-1] == weight:
+            self._run_lengths[-1] += length
+        else:
+            weights.append(weight)
+            self._run_lengths.append(length)
 
     def arrays(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
         values = np.frombuffer(self._values, dtype=np.float64).copy()
-        weights = np.frombuffer(self._weights, dtype=np.int64).copy()
-        return values, weights
+        weights = np.repeat(
+            np.frombuffer(self._run_weights, dtype=np.int64),
+            np.frombuffer(self._run_lengths, dtype=np.int64),
+        )
+        return values, weights.astype(np.int64, copy=False)
 
 
 class EngineStats:
@@ -112,6 +132,16 @@ class EngineStats:
         self.itl.observe_many(values, weight)
         if self.itl_samples is not None:
             self.itl_samples.add_many(values, weight)
+
+    def itl_steps(self, ends: list[float], weight: int) -> None:
+        """``itl_many(np.diff(ends), weight)``: the gaps between consecutive step ends."""
+        if len(ends) - 1 > SMALL_BATCH:
+            self.itl_many(np.diff(np.asarray(ends, dtype=np.float64)), weight)
+            return
+        gaps = [b - a for a, b in pairwise(ends)]
+        self.itl.observe_list(gaps, weight)
+        if self.itl_samples is not None:
+            self.itl_samples.add_list(gaps, weight)
 
     def decode_steps(self, steps: int, tokens: int, seconds: float) -> None:
         """SGLang's generation-throughput gauge: tokens over the last 40 decode steps."""

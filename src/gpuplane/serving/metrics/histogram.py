@@ -17,6 +17,10 @@ import numpy as np
 import numpy.typing as npt
 from prometheus_client import utils as _prom_utils
 
+SMALL_BATCH = 32
+"""Up to this many values, ``observe_many`` counts them in Python (numpy's per-call cost
+dominates); beyond, with numpy (whose sum is pairwise, so the two are not interchangeable)."""
+
 # prometheus-client's rendering of ``le`` values (Go's float format: 0.001, 1.0, +Inf, 1e+06).
 go_float = cast(Callable[[float], str], _prom_utils.floatToGoString)
 
@@ -41,20 +45,27 @@ class Histogram:
     def observe_many(self, values: npt.NDArray[np.float64], weight: int = 1) -> None:
         if len(values) == 0 or weight == 0:
             return
-        if len(values) <= 32:  # numpy's per-call cost dominates small arrays
-            bounds, counts = self._bounds, self.counts
-            total = 0.0
-            for v in values.tolist():
-                counts[bisect_left(bounds, v)] += weight
-                total += v
-            self.sum += total * weight
-            self.count += len(values) * weight
+        if len(values) <= SMALL_BATCH:  # numpy's per-call cost dominates small arrays
+            self.observe_list(values.tolist(), weight)
             return
         idx = np.searchsorted(self.bounds, values, side="left")
         add = np.bincount(idx, minlength=len(self.counts)) * weight
         for i in np.flatnonzero(add).tolist():
             self.counts[i] += int(add[i])
         self.sum += float(values.sum()) * weight
+        self.count += len(values) * weight
+
+    def observe_list(self, values: list[float], weight: int = 1) -> None:
+        """``observe_many`` for at most ``SMALL_BATCH`` values as a Python list (the same sums:
+        the values added in order, then multiplied by the weight)."""
+        if not values or weight == 0:
+            return
+        bounds, counts = self._bounds, self.counts
+        total = 0.0
+        for v in values:
+            counts[bisect_left(bounds, v)] += weight
+            total += v
+        self.sum += total * weight
         self.count += len(values) * weight
 
     def cumulative(self) -> list[tuple[float, int]]:

@@ -19,7 +19,7 @@ from gpuplane.serving.routing.pd import (
     prefill_request,
     should_disaggregate,
 )
-from gpuplane.serving.routing.prefix_index import PrefixIndex
+from gpuplane.serving.routing.prefix_index import ChainEntry, PrefixIndex
 from gpuplane.serving.routing.router import (
     NEEDS_PRECISE_PREFIX,
     NEEDS_PREFIX_INDEX,
@@ -51,6 +51,8 @@ class RequestFlow:
     _rr: int
     _session_engine: dict[str, str]
     _rng: np.random.Generator
+    _routable: dict[tuple[Role, ...], tuple[list[EngineSlot], int]]
+    _pd: bool | None
 
     def _push(self, t: float, prio: int, kind: str, payload: object) -> None:
         raise NotImplementedError
@@ -71,17 +73,32 @@ class RequestFlow:
 
     def _candidates(self, roles: tuple[Role, ...], req: Request) -> tuple[list[EngineSlot], str]:
         """Routable engines of these roles that can serve ``req``, or why there are none."""
-        slots = [s for s in self._slots.values() if s.routable and s.role in roles]
+        cached = self._routable.get(roles)
+        if cached is None:
+            # Kept until an engine is added, removed, becomes ready or stops accepting.
+            found = [s for s in self._slots.values() if s.routable and s.role in roles]
+            shortest = min((s.engine.config.max_model_len for s in found), default=0)
+            cached = self._routable[roles] = (found, shortest)
+        slots, shortest = cached
         if not slots:
             return [], "no ready engine"
         need = req.prompt_tokens + 1  # Engine.rejection: room for one output token
+        if need <= shortest:
+            return slots, ""
         ok = [s for s in slots if need <= s.engine.config.max_model_len]
         if not ok:
             return [], slots[0].engine.rejection(req) or "no engine can serve it"
         return ok, ""
 
+    def _slots_changed(self) -> None:
+        """Forget what was derived from the set of engines and their readiness."""
+        self._routable.clear()
+        self._pd = None
+
     def _pd_mode(self) -> bool:
-        return any(s.role != "both" for s in self._slots.values())
+        if self._pd is None:
+            self._pd = any(s.role != "both" for s in self._slots.values())
+        return self._pd
 
     def _route(self, tr: _Tracked) -> None:
         req, t = tr.req, self.now_s
@@ -90,12 +107,15 @@ class RequestFlow:
         if not slots:
             self._no_engine(tr, why)
             return
-        decision = self.router.decide(self._snapshot(req, slots, self.router))
+        router = self.router
+        needs = router.needs
+        snap, chain = self._snapshot(req, slots, needs)
+        decision = router.decide(snap)
         if decision.engine_id is None:
             self._no_engine(tr, decision.reason)
             return
         dest = self._slots[decision.engine_id]
-        self._after_decision(req, dest, self.router)
+        self._after_decision(req, dest, needs, chain)
         if pd and self._try_split(tr, dest):
             return
         tr.phase, tr.engine_id = "whole", dest.engine.engine_id
@@ -109,26 +129,33 @@ class RequestFlow:
         if not prefill or not should_disaggregate(req.prompt_tokens, cached, self.settings.pd):
             return False
         pre = prefill_request(req)
-        decision = self.prefill_router.decide(self._snapshot(pre, prefill, self.prefill_router))
+        needs = self.prefill_router.needs
+        snap, chain = self._snapshot(pre, prefill, needs)
+        decision = self.prefill_router.decide(snap)
         if decision.engine_id is None:
             return False
         pslot = self._slots[decision.engine_id]
-        self._after_decision(pre, pslot, self.prefill_router)
+        self._after_decision(pre, pslot, needs, chain)
         tr.phase = "prefill"
         tr.prefill_engine_id = pslot.engine.engine_id
         tr.decode_engine_id = dest.engine.engine_id
         self._send(pslot, pre, self.now_s)
         return True
 
-    def _snapshot(self, req: Request, slots: list[EngineSlot], router: Router) -> RoutingSnapshot:
-        index = self.prefix_index if NEEDS_PREFIX_INDEX in router.needs else None
+    def _snapshot(
+        self, req: Request, slots: list[EngineSlot], needs: frozenset[str]
+    ) -> tuple[RoutingSnapshot, list[ChainEntry]]:
+        """What the router sees, and the request's prefix-index chain (for recording it)."""
+        index = self.prefix_index if NEEDS_PREFIX_INDEX in needs else None
         chain = index.chain(req) if index is not None else []
         # A prompt without shared segments is keyed by its own id: no engine can hold it yet.
         look = index is not None and bool(req.segments)
-        precise = NEEDS_PRECISE_PREFIX in router.needs
+        precise = NEEDS_PRECISE_PREFIX in needs
         content = req.content() if precise else ()
+        prompt = req.prompt_tokens
         views = []
         now = self.now_s
+        make = tuple.__new__  # EngineView(...) without the named tuple's Python-level __new__
         for s in slots:
             e = s.engine
             fl = e._inflight
@@ -137,21 +164,25 @@ class RequestFlow:
             kv = e.kv
             used = kv.num_blocks - kv.num_free
             eid = e.engine_id
+            bs = e.block_size
             views.append(
-                EngineView(
-                    eid,
-                    len(e.waiting),
-                    len(e.running),
-                    used / kv.num_blocks,
-                    s.outstanding,
-                    used,
-                    e.block_size,
-                    index.matched_blocks(eid, chain) if look and index is not None else 0,
-                    kv.match_blocks(content, req.prompt_tokens) * e.block_size if precise else 0,
+                make(
+                    EngineView,
+                    (
+                        eid,
+                        len(e.waiting),
+                        len(e.running),
+                        used / kv.num_blocks,
+                        s.outstanding,
+                        used,
+                        bs,
+                        index.matched_blocks(eid, chain) if look and index is not None else 0,
+                        kv.match_blocks(content, prompt) * bs if precise else 0,
+                    ),
                 )
             )
-        return RoutingSnapshot(
-            self.now_s,
+        snap = RoutingSnapshot(
+            now,
             req,
             tuple(views),
             self._rr,
@@ -159,11 +190,14 @@ class RequestFlow:
             index.total_blocks(chain) if index is not None else 0,
             float(self._rng.random()),
         )
+        return snap, chain
 
-    def _after_decision(self, req: Request, slot: EngineSlot, router: Router) -> None:
+    def _after_decision(
+        self, req: Request, slot: EngineSlot, needs: frozenset[str], chain: list[ChainEntry]
+    ) -> None:
         self._rr += 1
-        if NEEDS_PREFIX_INDEX in router.needs:
-            self.prefix_index.record(slot.engine.engine_id, self.prefix_index.chain(req))
+        if NEEDS_PREFIX_INDEX in needs:
+            self.prefix_index.record(slot.engine.engine_id, chain)
         if req.session_id:
             self._session_engine[req.session_id] = slot.engine.engine_id
 
@@ -198,6 +232,7 @@ class RequestFlow:
                 self._complete(tr, rec)
         if slot.draining and slot.engine.is_idle():
             self._slots.pop(slot.engine.engine_id, None)
+            self._slots_changed()
 
     def _transfer_done(self, request_id: str, t: float) -> None:
         tr = self._tracked.get(request_id)

@@ -70,15 +70,20 @@ class WeightedScorerRouter:
 
     def scores(self, snap: RoutingSnapshot) -> list[float]:
         total = [0.0] * len(snap.engines)
-        parts = {
-            "queue": lambda: queue_scores(snap.engines),
-            "kv-cache-utilization": lambda: kv_scores(snap.engines),
-            "prefix-cache": lambda: prefix_scores(snap, self.precise),
-        }
         for name, weight in self.weights.items():
             if weight:
-                for i, s in enumerate(parts[name]()):
-                    total[i] += weight * s
+                # Same sums as the scorer functions above, in the same order, without the
+                # per-call closures and lists (this runs once per routed request).
+                if name == "queue":
+                    _add_queue(total, weight, snap.engines)
+                elif name == "kv-cache-utilization":
+                    for i, v in enumerate(snap.engines):
+                        total[i] += weight * (1.0 - v.kv_usage)
+                elif name == "prefix-cache":
+                    for i, s in enumerate(prefix_scores(snap, self.precise)):
+                        total[i] += weight * s
+                else:
+                    raise KeyError(name)
         return total
 
     def decide(self, snap: RoutingSnapshot) -> RoutingDecision:
@@ -86,8 +91,21 @@ class WeightedScorerRouter:
             return no_engine()
         scores = self.scores(snap)
         best = max(scores)
-        tied = [v for v, s in zip(snap.engines, scores, strict=True) if s >= best - 1e-12]
+        floor = best - 1e-12
+        tied = [v for v, s in zip(snap.engines, scores, strict=True) if s >= floor]
         return RoutingDecision(pick_tied(tied, snap.tie_break).engine_id, f"score {best:.3f}")
+
+
+def _add_queue(total: list[float], weight: float, views: tuple[EngineView, ...]) -> None:
+    """``weight x queue_scores(views)`` added to ``total``."""
+    queues = [v.num_waiting for v in views]
+    lo, hi = min(queues), max(queues)
+    if hi == lo:
+        for i in range(len(total)):
+            total[i] += weight * 1.0
+        return
+    for i, q in enumerate(queues):
+        total[i] += weight * ((hi - q) / (hi - lo))
 
 
 @dataclass(frozen=True)

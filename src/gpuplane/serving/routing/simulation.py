@@ -109,6 +109,8 @@ class ServingSimulation(RequestFlow):
         self._rr = 0
         self._session_engine: dict[str, str] = {}
         self._rng = RngStreams(self.settings.seed).stream("routing-tie-break")
+        self._routable = {}
+        self._pd = None
         self.store = SeriesStore() if self.settings.scrape_interval_s else None
         if self.settings.scrape_interval_s:
             self._push(self.settings.scrape_interval_s, PRIO_SCRAPE, "scrape", None)
@@ -124,6 +126,7 @@ class ServingSimulation(RequestFlow):
         slot = EngineSlot(engine, role)
         self._slots[engine.engine_id] = slot
         self._slots = dict(sorted(self._slots.items()))
+        self._slots_changed()
         self._all.append(engine)
         ready = self.now_s if ready_at_s is None else max(ready_at_s, self.now_s)
         self._push(ready, PRIO_CONTROL, "ready", engine.engine_id)
@@ -132,16 +135,19 @@ class ServingSimulation(RequestFlow):
         """Stop routing to an engine; drain it (it leaves when idle) or abort its requests."""
         slot = self._slots[engine_id]
         slot.accepting = False
+        self._slots_changed()
         self.prefix_index.forget(engine_id)
         if drain:
             slot.draining = True
             self._handle(slot, slot.engine.advance(self.now_s))
             if engine_id in self._slots and slot.engine.is_idle():
                 del self._slots[engine_id]
+                self._slots_changed()
             return
         done = slot.engine.advance(self.now_s)
         aborted = slot.engine.abort_all(self.now_s)
         del self._slots[engine_id]
+        self._slots_changed()
         self._handle(slot, done + aborted)
 
     def engines(self) -> list[Engine]:
@@ -234,6 +240,7 @@ class ServingSimulation(RequestFlow):
             slot = self._slots.get(payload)
             if slot is not None:
                 slot.ready = True
+                self._slots_changed()
                 for _ in range(len(self._queue)):
                     self._route(self._queue.popleft())
 

@@ -28,6 +28,7 @@ from gpuplane.serving.steptime.calibration import (
     GpuCalibration,
     default_calibration,
 )
+from gpuplane.serving.steptime.fast import FastRoofline
 from gpuplane.serving.steptime.interconnect import Interconnect
 from gpuplane.serving.steptime.opcost import op_time
 from gpuplane.serving.steptime.operators import (
@@ -86,8 +87,24 @@ class RooflineStepTime:
         self.hbm = gpu.hbm_gbps * 1e9
         self.cpu_overhead = cpu_overhead
         self._collective = self.cal.collective(self.interconnect.link_kind)
+        # Batch-independent parts priced once; only for the plain class (a subclass that
+        # overrides the breakdown keeps its own arithmetic) and decoders (encoders: reference).
+        plain = all(
+            getattr(type(self), name) is getattr(RooflineStepTime, name)
+            for name in ("breakdown", "_kernel", "_attention", "_lm_head", "_cpu_overhead_s")
+        )
+        self._fast = FastRoofline(self) if plain and model.is_decoder else None
 
     def step_time(self, batch: BatchShape) -> StepTime:
+        fast = self._fast
+        if fast is not None:
+            out = fast.step_time(batch)
+            if out is not None:
+                return out
+        return self.breakdown(batch).step_time()
+
+    def reference_step_time(self, batch: BatchShape) -> StepTime:
+        """``step_time`` through the full breakdown (what the fast path must equal)."""
         return self.breakdown(batch).step_time()
 
     def decode_run_times(
@@ -102,10 +119,36 @@ class RooflineStepTime:
         """
         if num_steps <= 0 or num_decodes <= 0:
             return np.zeros(max(num_steps, 0), dtype=np.float64)
+        fast = self._fast
+        rest = None if fast is None else fast.decode_run_rest(num_decodes, first_sum_context)
+        if fast is None or rest is None:
+            rest = self._decode_run_rest(num_decodes, first_sum_context)
+        else:
+            times = fast.decode_run_scalar(rest, num_decodes, first_sum_context, num_steps)
+            if times is not None:
+                return times
+        return self._decode_run_attention(rest, num_decodes, first_sum_context, num_steps)
+
+    def reference_decode_run_times(
+        self, num_decodes: int, first_sum_context: int, num_steps: int
+    ) -> npt.NDArray[np.float64]:
+        """``decode_run_times`` through the full breakdown (what the fast path must equal)."""
+        if num_steps <= 0 or num_decodes <= 0:
+            return np.zeros(max(num_steps, 0), dtype=np.float64)
+        rest = self._decode_run_rest(num_decodes, first_sum_context)
+        return self._decode_run_attention(rest, num_decodes, first_sum_context, num_steps)
+
+    def _decode_run_rest(self, num_decodes: int, first_sum_context: int) -> float:
+        """The run's first step without its decode attention."""
         contexts = (first_sum_context,) + (0,) * (num_decodes - 1)
         first = self.breakdown(BatchShape(decode_contexts=contexts))
         attention = first.operators.get(Op.ATTENTION_DECODE.value)
-        rest = first.step_time().total_s - (attention.total_s if attention else 0.0)
+        return first.step_time().total_s - (attention.total_s if attention else 0.0)
+
+    def _decode_run_attention(
+        self, rest: float, num_decodes: int, first_sum_context: int, num_steps: int
+    ) -> npt.NDArray[np.float64]:
+        """``rest`` plus the decode attention of every step of the run, priced as arrays."""
         sums = first_sum_context + num_decodes * np.arange(num_steps, dtype=np.float64)
         work = decode_attention_work(self.dims, float(num_decodes), sums)
         per_layer = op_time(self.cal.op(Op.ATTENTION_DECODE.value), work, self.peak, self.hbm)
@@ -124,8 +167,20 @@ class RooflineStepTime:
                 f"{self.model.name} is an encoder-only (embedding) model: it has no decode steps",
                 expected="prefill chunks only",
             )
+        self._before_attention(out, tokens)
+        self._attention(out, batch, self.model.num_layers)
+        self._after_attention(out, tokens)
+        requests = len(batch.prefills) + len(batch.decode_contexts)
+        if self.model.is_decoder:
+            self._lm_head(out, requests)
+        if self.cpu_overhead:
+            out.cpu_overhead_s = self._cpu_overhead_s(requests)
+        return out
+
+    # The parts of a step that depend only on its token count (or its request count) are split
+    # out so that ``fast.FastRoofline`` can price them once per count and reuse them.
+    def _before_attention(self, out: StepBreakdown, tokens: float) -> None:
         layers = self.model.num_layers
-        moe_layers = self.model.num_moe_layers
         self._kernel(out, Op.EMBEDDING, elementwise_work(Op.EMBEDDING, self.dims, tokens), 1)
         self._kernel(
             out,
@@ -137,22 +192,26 @@ class RooflineStepTime:
             k, n = self.dims.gemm_shapes()[op]
             self._kernel(out, op, gemm_work(tokens, k, n, self.dtype_bytes), layers)
         self._kernel(out, Op.ROPE, elementwise_work(Op.ROPE, self.dims, tokens), layers)
-        self._attention(out, batch, layers)
+
+    def _after_attention(self, out: StepBreakdown, tokens: float) -> None:
+        layers = self.model.num_layers
+        moe_layers = self.model.num_moe_layers
         self._mlp(out, tokens, layers - moe_layers, moe_layers)
         self._kernel(
             out, Op.RESIDUAL_ADD, elementwise_work(Op.RESIDUAL_ADD, self.dims, tokens), layers
         )
         self._communication(out, tokens, layers)
-        requests = len(batch.prefills) + len(batch.decode_contexts)
-        if self.model.is_decoder:
-            lm = gemm_work(
-                float(requests), self.model.hidden_size, self.dims.vocab_rows, self.dtype_bytes
-            )
-            self._kernel(out, Op.LM_HEAD, lm, 1)
-        if self.cpu_overhead:
-            over = self.cal.family.overhead
-            out.cpu_overhead_s = over.fixed_s + over.per_request_s * requests
-        return out
+
+    def _lm_head(self, out: StepBreakdown, requests: int) -> None:
+        """Only the last position of each request is sampled."""
+        lm = gemm_work(
+            float(requests), self.model.hidden_size, self.dims.vocab_rows, self.dtype_bytes
+        )
+        self._kernel(out, Op.LM_HEAD, lm, 1)
+
+    def _cpu_overhead_s(self, requests: int) -> float:
+        over = self.cal.family.overhead
+        return over.fixed_s + over.per_request_s * requests
 
     def _kernel(self, out: StepBreakdown, op: Op, work: Work, count: int) -> None:
         if count <= 0:

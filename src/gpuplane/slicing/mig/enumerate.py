@@ -16,6 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import lru_cache
 
+import numpy as np
+import numpy.typing as npt
+
 from gpuplane.slicing.mig.layout import Instance, Layout
 from gpuplane.slicing.mig.profiles import NUM_COMPUTE_SLICES, NUM_MEMORY_SLICES, MigGpu
 
@@ -130,6 +133,40 @@ def dominates(a: CountVector, b: CountVector) -> bool:
 
 def pareto_maximal(vectors: list[CountVector]) -> list[CountVector]:
     """The vectors no other vector dominates (duplicates removed), sorted descending."""
+    if not vectors:
+        return []
+    return pareto_rows(np.array(vectors, dtype=np.int64))
+
+
+def pareto_rows(rows: npt.NDArray[np.int64]) -> list[CountVector]:
+    """:func:`pareto_maximal` of the rows of a 2-D array, compared all pairs at once: the planner
+    runs it once per class of GPUs over up to a few hundred rows, where the pairwise Python
+    loop of :func:`pareto_maximal_reference` took most of the planning time."""
+    if rows.shape[0] == 0:
+        return []
+    unique = _unique_rows(rows)
+    # covers[w, v]: row w is at least row v everywhere; rows are distinct, so off the diagonal
+    # that is strict dominance.
+    covers: npt.NDArray[np.bool_] = np.all(unique[:, None, :] >= unique[None, :, :], axis=2)
+    np.fill_diagonal(covers, False)
+    maximal = unique[~covers.any(axis=0)]
+    return sorted((tuple(row) for row in maximal.tolist()), reverse=True)
+
+
+def _unique_rows(rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Distinct rows. Small non-negative counts are packed into one integer per row (digits of
+    base max + 1), which numpy deduplicates far faster than rows compared column by column."""
+    low, high = int(rows.min()), int(rows.max())
+    base, width = high + 1, rows.shape[1]
+    if low < 0 or base**width >= 2**62:
+        return np.unique(rows, axis=0)
+    keys = rows @ (base ** np.arange(width - 1, -1, -1, dtype=np.int64))
+    _, first = np.unique(keys, return_index=True)
+    return rows[first]
+
+
+def pareto_maximal_reference(vectors: list[CountVector]) -> list[CountVector]:
+    """The plain definition of :func:`pareto_maximal` (tests check the two agree)."""
     unique = sorted(set(vectors), reverse=True)
     return [v for v in unique if not any(w != v and dominates(w, v) for w in unique)]
 

@@ -26,6 +26,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+import numpy as np
+import numpy.typing as npt
+
 from gpuplane.slicing.mig.auto_place import apply_counts
 from gpuplane.slicing.mig.enumerate import (
     CountVector,
@@ -34,6 +37,8 @@ from gpuplane.slicing.mig.enumerate import (
     dominates,
     layouts_by_vector,
     pareto_maximal,
+    pareto_maximal_reference,
+    pareto_rows,
     vector_to_counts,
 )
 from gpuplane.slicing.mig.layout import Instance, Layout
@@ -86,9 +91,31 @@ def _in_use_vector(gpu: MigGpu, instances: frozenset[Instance]) -> CountVector:
     return count_vector(gpu, Layout(tuple(sorted(instances))))
 
 
+@dataclass(frozen=True, slots=True)
+class _LayoutArrays:
+    """Every layout of a model as arrays, so one class's options are a few array operations
+    instead of a Python loop over a few thousand layouts."""
+
+    index: dict[Layout, int]  # layout -> row
+    slots: dict[Instance, int]  # every (profile, start) the model allows -> column
+    member: npt.NDArray[np.int64]  # member[row, slot] = 1 when the layout holds that instance
+    vectors: npt.NDArray[np.int64]  # count vector of every layout
+    to_profile: npt.NDArray[np.int64]  # to_profile[slot, k] = 1 when the slot is of profile k
+
+
 @lru_cache(maxsize=32)
-def _layout_table(gpu: MigGpu) -> tuple[tuple[Layout, CountVector, frozenset[Instance]], ...]:
-    return tuple((t, count_vector(gpu, t), frozenset(t.instances)) for t in all_layouts(gpu))
+def _layout_arrays(gpu: MigGpu) -> _LayoutArrays:
+    layouts = all_layouts(gpu)
+    instances = [Instance(s, p.name) for p in gpu.profiles for s in p.starts]
+    slots = {inst: col for col, inst in enumerate(instances)}
+    member = np.zeros((len(layouts), len(slots)), dtype=np.int64)
+    for row, layout in enumerate(layouts):
+        member[row, [slots[i] for i in layout.instances]] = 1
+    to_profile = np.zeros((len(slots), len(gpu.profiles)), dtype=np.int64)
+    for inst, col in slots.items():
+        to_profile[col, gpu.profile_index(inst.profile)] = 1
+    index = {layout: row for row, layout in enumerate(layouts)}
+    return _LayoutArrays(index, slots, member, member @ to_profile, to_profile)
 
 
 @lru_cache(maxsize=32)
@@ -102,6 +129,28 @@ def parted_vectors(gpu: MigGpu) -> tuple[CountVector, ...]:
 
 
 def _nvml_pairs(cls: GpuClass, allow_evict: bool) -> list[tuple[CountVector, CountVector]]:
+    """Pareto-maximal (supply, kept) pairs over every layout other than the current one; without
+    ``allow_evict`` only layouts holding every in-use instance count. (With nothing in use the
+    kept half is all zeros, which leaves the supply vectors' order and dominance unchanged.)"""
+    arrays, n = _layout_arrays(cls.model), len(cls.model.profiles)
+    rows = np.ones(arrays.member.shape[0], dtype=bool)
+    current = arrays.index.get(cls.layout)
+    if current is not None:
+        rows[current] = False
+    in_use = np.zeros(arrays.member.shape[1], dtype=np.int64)
+    # An instance no valid layout holds (never the case for a checked layout) is never kept.
+    in_use[[arrays.slots[i] for i in cls.in_use if i in arrays.slots]] = 1
+    if not allow_evict:
+        rows &= arrays.member @ in_use == len(cls.in_use)
+    kept = (arrays.member[rows] * in_use) @ arrays.to_profile
+    combined = np.hstack([arrays.vectors[rows], kept])
+    return [(c[:n], c[n:]) for c in pareto_rows(combined)]
+
+
+def _nvml_pairs_reference(
+    cls: GpuClass, allow_evict: bool
+) -> list[tuple[CountVector, CountVector]]:
+    """:func:`_nvml_pairs` as a loop over layouts (tests check the two agree)."""
     gpu, n = cls.model, len(cls.model.profiles)
     if not cls.in_use:
         zero = _zero(gpu)
@@ -110,16 +159,16 @@ def _nvml_pairs(cls: GpuClass, allow_evict: bool) -> list[tuple[CountVector, Cou
             for v, group in layouts_by_vector(gpu).items()
             if any(t != cls.layout for t in group)
         }
-        return [(v, zero) for v in pareto_maximal([v for v, _ in pairs])]
+        return [(v, zero) for v in pareto_maximal_reference([v for v, _ in pairs])]
     combined: set[tuple[int, ...]] = set()
-    for layout, v, instances in _layout_table(gpu):
+    for layout in all_layouts(gpu):
         if layout == cls.layout:
             continue
-        kept = instances & cls.in_use
+        kept = frozenset(layout.instances) & cls.in_use
         if not allow_evict and len(kept) != len(cls.in_use):
             continue
-        combined.add(v + _in_use_vector(gpu, frozenset(kept)))
-    return [(c[:n], c[n:]) for c in pareto_maximal(list(combined))]
+        combined.add(count_vector(gpu, layout) + _in_use_vector(gpu, kept))
+    return [(c[:n], c[n:]) for c in pareto_maximal_reference(list(combined))]
 
 
 def class_options(cls: GpuClass, *, allow_evict: bool, apply_mode: str) -> list[Option]:

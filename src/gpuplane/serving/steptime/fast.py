@@ -1,0 +1,233 @@
+"""The roofline step time without building a breakdown: the same arithmetic, a fraction of the cost.
+
+An engine simulation asks for a step time about once per request and per decode run, so the
+cost of ``RooflineStepTime.breakdown`` (a dataclass per operator, enum lookups, a roofline per
+kernel) dominated a long run. Most of a step depends only on how many tokens it computes
+(embedding, norms, projections, rotary, MLP, residual add, all-reduce) or how many requests it
+samples (LM head); only attention depends on the contexts. So the per-operator totals of the
+token-count parts are priced once per count, by the reference code itself, and kept; a step then
+prices its attention kernels inline and sums the columns.
+
+Every float operation is the reference's, in the reference's order (the same sums over the same
+sequence of operator totals, the same roofline expressions), so results are bit-identical to
+``breakdown(batch).step_time()`` and to the reference ``decode_run_times``; tests check it on
+random batches across models, GPUs and TP degrees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from gpuplane.serving.batch import BatchShape, StepTime
+from gpuplane.serving.steptime.breakdown import StepBreakdown
+from gpuplane.serving.steptime.opcost import OpParams, combine
+from gpuplane.serving.steptime.operators import Op
+
+if TYPE_CHECKING:
+    from gpuplane.serving.steptime.model import RooflineStepTime
+
+MAX_CACHED_COUNTS = 1 << 15
+"""Token and request counts priced and kept per model (a few hundred bytes each)."""
+
+SCALAR_RUN_STEPS = 64
+"""Decode runs up to this many steps are priced with Python floats; longer ones with numpy
+(the same IEEE operations either way)."""
+
+Cols = tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Parts:
+    """Per-operator totals of one group of operators, as four columns in breakdown order."""
+
+    compute: Cols
+    memory: Cols
+    communication: Cols
+    fixed: Cols
+
+    @classmethod
+    def of(cls, out: StepBreakdown) -> _Parts:
+        ops = out.operators.values()
+        return cls(
+            tuple(o.compute_s for o in ops),
+            tuple(o.memory_s for o in ops),
+            tuple(o.communication_s for o in ops),
+            tuple(o.fixed_s for o in ops),
+        )
+
+
+class _Kernel:
+    """One attention kernel's calibrated roofline, with its denominators resolved."""
+
+    __slots__ = ("causal_div", "compute_div", "fixed_s", "fixed_sharpness", "memory_div", "sharp")
+
+    def __init__(self, params: OpParams, peak: float, hbm: float) -> None:
+        self.compute_div = peak * params.mfu
+        causal = params.mfu_causal if params.mfu_causal is not None else params.mfu
+        self.causal_div = peak * causal
+        self.memory_div = hbm * params.bw_eff
+        self.sharp = params.sharpness
+        self.fixed_s = params.fixed_s
+        self.fixed_sharpness = params.fixed_sharpness
+
+    def totals(self, flops: float, moved: float, causal: float, count: int) -> Cols:
+        """``opcost.op_time`` then ``StepBreakdown.add`` for ``count`` kernels: the operator's
+        (compute, memory, communication, fixed) totals."""
+        compute = flops / self.compute_div
+        if causal != 0.0:
+            compute = compute + causal / self.causal_div
+        memory = moved / self.memory_div
+        if self.sharp is None:
+            core = compute if compute >= memory else memory
+        else:
+            core = float(combine(compute, memory, self.sharp))
+        if self.fixed_sharpness is None:
+            total = core + self.fixed_s
+        else:
+            total = float(combine(core, self.fixed_s, self.fixed_sharpness))
+        if compute >= memory:
+            return (core * count, 0.0, 0.0, (total - core) * count)
+        return (0.0, core * count, 0.0, (total - core) * count)
+
+
+class FastRoofline:
+    """``RooflineStepTime``'s step time and decode-run pricing, from cached per-count parts."""
+
+    def __init__(self, engine: RooflineStepTime) -> None:
+        self.engine = engine
+        dims = engine.dims
+        self.layers = engine.model.num_layers
+        self.per_pair = 4.0 * dims.head_dim * dims.q_heads
+        self.kv_per_token = dims.kv_bytes_per_token
+        self.q_width = dims.q_width
+        self.act_bytes = dims.dtype_bytes
+        cal, peak, hbm = engine.cal, engine.peak, engine.hbm
+        self.prefill = _Kernel(cal.op(Op.ATTENTION_PREFILL.value), peak, hbm)
+        self.decode = _Kernel(cal.op(Op.ATTENTION_DECODE.value), peak, hbm)
+        self.cpu_overhead = engine.cpu_overhead
+        self._tokens: dict[int, tuple[_Parts, _Parts] | None] = {}
+        self._requests: dict[int, Cols] = {}
+
+    # -- cached parts ---------------------------------------------------------------------------
+    def _token_parts(self, tokens: int) -> tuple[_Parts, _Parts] | None:
+        """Operators before and after attention for ``tokens`` tokens (None: they share an
+        operator name, so their totals would merge; the caller falls back)."""
+        try:
+            return self._tokens[tokens]
+        except KeyError:
+            pass
+        before, after = StepBreakdown(), StepBreakdown()
+        self.engine._before_attention(before, float(tokens))
+        self.engine._after_attention(after, float(tokens))
+        parts: tuple[_Parts, _Parts] | None = (_Parts.of(before), _Parts.of(after))
+        if before.operators.keys() & after.operators.keys():
+            parts = None
+        if len(self._tokens) < MAX_CACHED_COUNTS:
+            self._tokens[tokens] = parts
+        return parts
+
+    def _lm_parts(self, requests: int) -> Cols:
+        hit = self._requests.get(requests)
+        if hit is not None:
+            return hit
+        out = StepBreakdown()
+        self.engine._lm_head(out, requests)
+        (o,) = out.operators.values()
+        cols = (o.compute_s, o.memory_s, o.communication_s, o.fixed_s)
+        if len(self._requests) < MAX_CACHED_COUNTS:
+            self._requests[requests] = cols
+        return cols
+
+    # -- attention ------------------------------------------------------------------------------
+    def _prefill_attention(self, batch: BatchShape) -> Cols:
+        """``RooflineStepTime._attention``'s prefill kernel (decoder: causal chunks)."""
+        ps = batch.prefills
+        if len(ps) == 1:
+            p = ps[0]
+            new, ctx = float(p.new_tokens), float(p.context_tokens)
+            rect = float(p.new_tokens * p.context_tokens)
+            tri = float(p.new_tokens * (p.new_tokens + 1) / 2)
+        else:
+            new = float(sum(p.new_tokens for p in ps))
+            ctx = float(sum(p.context_tokens for p in ps))
+            rect = float(sum(p.new_tokens * p.context_tokens for p in ps))
+            tri = float(sum(p.new_tokens * (p.new_tokens + 1) / 2 for p in ps))
+        moved = (ctx + new) * self.kv_per_token
+        moved = moved + 2 * new * self.q_width * self.act_bytes
+        return self.prefill.totals(self.per_pair * rect, moved, self.per_pair * tri, self.layers)
+
+    def _decode_attention(self, num: float, ctx: float) -> Cols:
+        moved = ctx * self.kv_per_token
+        moved = moved + 2 * num * self.q_width * self.act_bytes
+        return self.decode.totals(self.per_pair * ctx, moved, 0.0, self.layers)
+
+    # -- the step -------------------------------------------------------------------------------
+    def step_time(self, batch: BatchShape) -> StepTime | None:
+        """``breakdown(batch).step_time()``; None where only the reference applies (an empty
+        batch, or operators shared before and after attention)."""
+        decodes = batch.decode_contexts
+        tokens = batch.num_tokens
+        requests = len(batch.prefills) + len(decodes)
+        if requests == 0:
+            return None
+        parts = self._token_parts(tokens)
+        if parts is None:
+            return None
+        att: list[Cols] = []
+        if batch.prefills:
+            att.append(self._prefill_attention(batch))
+        if decodes:
+            att.append(self._decode_attention(float(len(decodes)), float(sum(decodes))))
+        return self._sum(parts, att, self._lm_parts(requests), requests)
+
+    def _sum(
+        self, parts: tuple[_Parts, _Parts], att: list[Cols], lm: Cols, requests: int
+    ) -> StepTime:
+        """``StepBreakdown.step_time`` over the operators in breakdown order."""
+        before, after = parts
+        compute = sum((*before.compute, *(a[0] for a in att), *after.compute, lm[0]))
+        memory = sum((*before.memory, *(a[1] for a in att), *after.memory, lm[1]))
+        comm = sum((*before.communication, *(a[2] for a in att), *after.communication, lm[2]))
+        fixed = sum((*before.fixed, *(a[3] for a in att), *after.fixed, lm[3]))
+        overhead = fixed + (self.engine._cpu_overhead_s(requests) if self.cpu_overhead else 0.0)
+        return StepTime(
+            total_s=compute + memory + comm + overhead,
+            compute_s=compute,
+            memory_s=memory,
+            communication_s=comm,
+            overhead_s=overhead,
+        )
+
+    # -- decode runs ----------------------------------------------------------------------------
+    def decode_run_rest(self, num_decodes: int, first_sum_context: int) -> float | None:
+        """The first step of a decode run without its attention kernel (None: use the
+        reference), exactly as ``RooflineStepTime.decode_run_times`` derives it."""
+        parts = self._token_parts(num_decodes)
+        if parts is None:
+            return None
+        att = self._decode_attention(float(num_decodes), float(first_sum_context))
+        total = self._sum(parts, [att], self._lm_parts(num_decodes), num_decodes).total_s
+        return total - (att[0] + att[1] + att[2] + att[3])
+
+    def decode_run_scalar(
+        self, rest: float, num_decodes: int, first_sum_context: int, num_steps: int
+    ) -> npt.NDArray[np.float64] | None:
+        """The run's step durations with Python floats (None: the attention kernel has a p-norm,
+        whose power numpy may round differently, or the run is long: use numpy)."""
+        k = self.decode
+        if k.sharp is not None or k.fixed_sharpness is not None or num_steps > SCALAR_RUN_STEPS:
+            return None
+        per_pair, kv, layers = self.per_pair, self.kv_per_token, self.layers
+        queries = 2 * float(num_decodes) * self.q_width * self.act_bytes
+        cdiv, mdiv, fixed = k.compute_div, k.memory_div, k.fixed_s
+        out = []
+        for j in range(num_steps):
+            ctx = float(first_sum_context + num_decodes * j)
+            c = per_pair * ctx / cdiv
+            m = (ctx * kv + queries) / mdiv
+            out.append(rest + layers * ((c if c >= m else m) + fixed))
+        return np.array(out, dtype=np.float64)
