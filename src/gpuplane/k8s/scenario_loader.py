@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpuplane.autoscaler.keda.model import ScaledObjectIn
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.k8s.cluster_policy import parse_cluster_policy
@@ -19,6 +20,7 @@ from gpuplane.k8s.dra_manifests import load_dra_manifests
 from gpuplane.k8s.field_errors import LineOf, fail, relocate, validate_model
 from gpuplane.k8s.node_pools import node_pool_spec
 from gpuplane.k8s.priority import apply_priorities
+from gpuplane.k8s.scaled_object import scaled_objects_from_text
 from gpuplane.k8s.serving_section import serving_spec
 from gpuplane.k8s.workload_entries import read_text, workload_specs
 from gpuplane.operator.cluster_policy import ClusterPolicy
@@ -192,6 +194,15 @@ def _mig_changes(
     return tuple(sorted(out, key=lambda c: c.t_s))
 
 
+def _scaled_objects(scenario: Scenario, path: Path, line_of: LineOf) -> tuple[ScaledObjectIn, ...]:
+    out: list[ScaledObjectIn] = []
+    for i, ref in enumerate(scenario.autoscaling):
+        file = resolve_relative(ref, path)
+        text = read_text(file, "a ScaledObject file", str(path), line_of, f"autoscaling[{i}]")
+        out.extend(scaled_objects_from_text(text, str(file)))
+    return tuple(out)
+
+
 def load_scenario_spec(path: Path) -> LoadedScenario:
     """The scenario at ``path`` with everything it names read, translated and checked."""
     data, index = _read_scenario(path)
@@ -225,6 +236,7 @@ def load_scenario_spec(path: Path) -> LoadedScenario:
         dra=_dra_objects(scenario, path, index.line_of),
         mig_config_changes=_mig_changes(scenario, pools, source, index.line_of),
         serving=serving_spec(scenario.serving, workloads, path, index.line_of),
+        scaled_objects=_scaled_objects(scenario, path, index.line_of),
     )
     return LoadedScenario(
         scenario=scenario, spec=spec, warnings=(*policy_warnings, *workload_warnings)

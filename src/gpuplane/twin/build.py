@@ -27,6 +27,7 @@ def simulation_from_spec(
         dra=spec.dra,
         mig_config_changes=spec.mig_config_changes,
         serving=spec.serving,
+        scaled_objects=spec.scaled_objects,
     )
     for t_s, policy in spec.cluster_policy_updates:
         sim.cluster.loop.schedule(

@@ -197,6 +197,7 @@ class ReplicaSetState:
     pod_hash: str = ""
     pods: list[str] = field(default_factory=list)  # uids, creation order
     replacements: int = 0
+    scaled_down: set[str] = field(default_factory=set)  # pods this controller deleted
 
 
 @dataclass(slots=True)

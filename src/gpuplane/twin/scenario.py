@@ -334,6 +334,10 @@ class Scenario(_Model):
         default=None,
         description="LLM services: inference Deployments, their traffic, router and SLO.",
     )
+    autoscaling: list[str] = Field(
+        default_factory=list,
+        description="Files of KEDA ScaledObjects (keda.sh/v1alpha1), relative to the scenario.",
+    )
     mig_config_changes: list[MigConfigChangeEntry] = Field(
         default_factory=list,
         description="Relabel a MIG pool's nodes nvidia.com/mig.config=<config> at a time; the "

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from gpuplane.autoscaler.keda.model import ScaledObjectIn
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.slicing.devices import DeviceSlot, whole_gpus
@@ -17,6 +18,7 @@ from gpuplane.slicing.devices import replicas as replica_slots
 from gpuplane.slicing.sharing.config import SharingStrategy
 from gpuplane.twin import metrics
 from gpuplane.twin.arrivals import Arrivals
+from gpuplane.twin.autoscaling import Autoscaling
 from gpuplane.twin.cluster import Cluster
 from gpuplane.twin.controllers.deployment import DeploymentController
 from gpuplane.twin.controllers.job import JobController
@@ -146,6 +148,7 @@ class Simulation:
         dra: DraObjectsSpec | None = None,
         mig_config_changes: tuple[MigConfigChange, ...] = (),
         serving: ServingSpec | None = None,
+        scaled_objects: tuple[ScaledObjectIn, ...] = (),
     ) -> None:
         self.name = name
         self.settings = settings or TwinSettings()
@@ -176,6 +179,9 @@ class Simulation:
         self.mig_manager = MigManager(c, self.kubelet)
         self.serving = (
             ServingRuntime(c, self.kubelet, serving) if serving and serving.services else None
+        )
+        self.autoscaling = (
+            Autoscaling(c, self.deployments, scaled_objects) if scaled_objects else None
         )
         self.mig_config_changes = mig_config_changes
         dynamic = [p.mig for p in node_pools if p.mig is not None and p.mig.dynamic]
@@ -221,6 +227,8 @@ class Simulation:
         self.mig_manager.schedule(self.mig_config_changes)
         if self.serving is not None:
             self.serving.start(until_s)
+        if self.autoscaling is not None:
+            self.autoscaling.start(until_s)
         on_event = self._check if self.check_invariants else None
         step = until_s / steps if steps else until_s
         t = 0.0
@@ -236,6 +244,8 @@ class Simulation:
             summary["gpu_operator"] = self.node_agent.summary()
         if self.serving is not None:
             summary["serving"] = self.serving.summary()
+        if self.autoscaling is not None:
+            summary["autoscaling"] = self.autoscaling.summary()
         return RunResult(
             seed=c.seed,
             until_s=until_s,

@@ -21,6 +21,7 @@ from gpuplane.twin.inference import InferenceServerSpec
 from gpuplane.twin.mig_devices import MigPoolSpec
 
 if TYPE_CHECKING:
+    from gpuplane.autoscaler.keda.model import ScaledObjectIn
     from gpuplane.operator.cluster_policy import ClusterPolicy
     from gpuplane.operator.faults import GpuXidFault, NodeLostFault
     from gpuplane.operator.settings import OperatorSettings
@@ -271,3 +272,5 @@ class ScenarioSpec:
     mig_config_changes: tuple[MigConfigChange, ...] = ()
     # Services: inference Deployments with their traffic and router.
     serving: ServingSpec | None = None
+    # KEDA ScaledObjects (keda.sh/v1alpha1) the twin's KEDA and HPA run.
+    scaled_objects: tuple[ScaledObjectIn, ...] = ()

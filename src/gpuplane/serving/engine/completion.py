@@ -17,31 +17,35 @@ def commit(eng: Engine, fl: InFlight, upto: int) -> list[RequestRecord]:
     """Steps ``fl.done .. upto-1`` of the in-flight work have ended."""
     plan = fl.plan
     a, b = fl.done, upto
-    ends = fl.ends[a:b]
+    all_ends = fl.ends
+    ends = all_ends if a == 0 and b == len(all_ends) else all_ends[a:b]
     t = ends[-1]
-    start = fl.start_s if a == 0 else fl.ends[a - 1]
+    start = fl.start_s if a == 0 else all_ends[a - 1]
     out: list[RequestRecord] = []
     dec = eng.decoders
-    n = len(dec) if plan.uniform else 0
-    if plan.uniform:
+    uniform = plan.uniform
+    n = len(dec) if uniform else 0
+    if uniform:
         # Steps take their blocks when they start: the first when planned, others maybe when
         # a router looked at the engine (Engine.observe); the rest now.
         first = max(a, fl.allocated)
         if b > first:
             eng.kv.take_free(dec.blocks_for_steps(b - first, start=first - a))
             fl.allocated = b
-        out += [finish(eng, r, t) for r in dec.advance(ends, eng.stats, eng.record)]
+        ended = dec.advance(ends, eng.stats, eng.record)
+        if ended:
+            out = [finish(eng, r, t) for r in ended]
     fl.done = b
     eng.num_steps += b - a
-    first_prompts, generated = complete_items(eng, plan, t, out)
+    first_prompts, generated = complete_items(eng, plan, t, out) if plan.items else (0, 0)
     if eng.kind == "vllm":
         if plan.items or b - a == 1:
             eng.stats.iteration_tokens.observe(float(first_prompts + generated + n))
         else:
             eng.stats.iteration_tokens.observe(float(n), weight=b - a)
-        if eng.lazy and not plan.uniform:
+        if eng.lazy and not uniform:
             _regroup(eng)
-    elif plan.uniform or plan.decode_batch:
+    elif uniform or plan.decode_batch:
         steps = b - a - (1 if a == 0 and plan.preempted else 0)
         ratio, floor, decay = eng.new_token_ratio, eng.min_ratio, eng.ratio_decay
         for _ in range(steps):
@@ -107,11 +111,17 @@ def _regroup(eng: Engine) -> None:
 def finish(eng: Engine, r: LiveRequest, t: float) -> RequestRecord:
     """``r`` produced its last token at ``t``: free its blocks and write its record."""
     reason = r.finish_reason()
-    if r in eng.decoders:
-        eng.decoders.remove(r)
-    with contextlib.suppress(ValueError):
-        eng.running.remove(r)
-    if r in eng.partials:
+    dec = eng.decoders
+    if r in dec:
+        dec.remove(r)
+    running = eng.running
+    # Finishing requests are usually among the oldest: look from the front.
+    if running and running[0] is r:
+        del running[0]
+    else:
+        with contextlib.suppress(ValueError):
+            running.remove(r)
+    if eng.partials and r in eng.partials:
         eng.partials.remove(r)
     if eng.kind == "sglang":
         eng.prefilling.pop(r, None)

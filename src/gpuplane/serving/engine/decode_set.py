@@ -175,28 +175,35 @@ class DecodeSet:
     # -- time passes --------------------------------------------------------------------------
     def advance(self, ends: list[float], stats: EngineStats, record: bool) -> list[LiveRequest]:
         """Every member decoded once per step ending at ``ends``; returns those that finished."""
-        m, n = len(ends), len(self._members)
+        members = self._members
+        m, n = len(ends), len(members)
         self.g += m
+        newcomers = self.newcomers
         if n:
             first = ends[0]
-            veterans = n - len(self.newcomers)
+            veterans = n - len(newcomers)
             if veterans:
                 stats.itl_one(first - self.g_end_s, veterans)
-            for r in self.newcomers:
+            for r in newcomers:
                 stats.itl_one(first - r.last_token_s)
             if m > 1:
                 stats.itl_steps(ends, n)
             stats.generation_tokens += n * m
             if record:
-                for r in self._members:
+                for r in members:
                     assert r.token_times is not None
                     r.token_times.extend(ends)
-        self.newcomers.clear()
+        if newcomers:
+            newcomers.clear()
         self.g_end_s = ends[-1]
         done: list[LiveRequest] = []
-        heap = self._finish
-        while heap and (not self._live(heap[0]) or heap[0][0] <= self.g):
-            entry = heapq.heappop(heap)
-            if self._live(entry):
-                done.append(entry[2])
+        heap, g = self._finish, self.g
+        while heap:
+            step, seq, r = heap[0]
+            live = members.get(r) == seq
+            if live and step > g:
+                break
+            heapq.heappop(heap)
+            if live:
+                done.append(r)
         return done

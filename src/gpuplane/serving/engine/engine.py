@@ -131,17 +131,17 @@ class Engine:
         while True:
             fl = self._inflight
             if fl is not None:
-                if fl.next_end_s > t:
+                if fl.ends[fl.done] > t:
                     break
-                upto = bisect_right(fl.ends, t)
-                out += self._commit(fl, upto)
+                out += completion.commit(self, fl, bisect_right(fl.ends, t))
                 if fl.done < len(fl.ends):
                     break
                 self._inflight = None
-                self._pending_at = fl.end_s
-            if self._pending_at is None or self._pending_at >= t:
+                self._pending_at = fl.ends[-1]
+            at = self._pending_at
+            if at is None or at >= t:
                 break
-            self._start(self._pending_at)
+            self._start(at)
         self.now_s = t
         self.observe(t)
         return out
@@ -287,22 +287,20 @@ class Engine:
             if self.kind == "sglang" and not self.running:
                 self.new_token_ratio = self.init_ratio  # SGLang resets the ratio when idle
             return
-        steps = self._run_length(plan)
         dec = self.decoders
         if plan.pure_decode:
+            steps = self._run_length(plan)
             durs = decode_run_durations(
                 self.step_model, self._timer, len(dec), dec.sum_context(), dec.contexts, steps
             )
             # Sequential sums, as step by step: ((at + d0) + d1) + ...
-            ends = list(accumulate(durs.tolist(), initial=at))[1:]
+            ends = list(accumulate(durs.tolist(), initial=at))
+            del ends[0]
         else:
             if plan.uniform:
                 plan.decode_contexts = tuple(dec.contexts())
             ends = [at + self.step_model.step_time(plan.shape()).total_s]
         self._inflight = InFlight(plan, ends, start_s=at)
-
-    def _commit(self, fl: InFlight, upto: int) -> list[RequestRecord]:
-        return completion.commit(self, fl, upto)
 
     def _plan_vllm(self, at: float) -> Plan | None:
         if self.lazy:

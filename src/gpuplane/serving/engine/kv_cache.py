@@ -136,10 +136,18 @@ class KVCache:
         return min(hit, (num_tokens - 1) // self.block_size)
 
     def plan_admission(
-        self, content: Sequence[Segment], num_tokens: int, num_new_tokens: int
+        self,
+        content: Sequence[Segment],
+        num_tokens: int,
+        num_new_tokens: int,
+        hit_blocks: int | None = None,
     ) -> AdmissionPlan:
-        """Blocks to admit a request that computes ``num_new_tokens`` after its cached prefix."""
-        hit = self.match_blocks(content, num_tokens)
+        """Blocks to admit a request that computes ``num_new_tokens`` after its cached prefix
+        (``hit_blocks``: ``match_blocks(content, num_tokens)`` if the caller has it already)."""
+        hit = self.match_blocks(content, num_tokens) if hit_blocks is None else hit_blocks
+        total = -(-(hit * self.block_size + num_new_tokens) // self.block_size)
+        if hit <= 0:
+            return AdmissionPlan(hit, total - hit, 0, ())
         takes: list[tuple[CacheNode, int]] = []
         evictable = 0
         left, node = hit, self.root
@@ -152,7 +160,6 @@ class KVCache:
                 takes.append((node, take))
                 evictable += max(0, take - node.max_held())
             left -= take
-        total = -(-(hit * self.block_size + num_new_tokens) // self.block_size)
         return AdmissionPlan(hit, total - hit, evictable, tuple(takes))
 
     # -- changes ----------------------------------------------------------------------------
@@ -160,16 +167,23 @@ class KVCache:
         """Take the plan's cached blocks and new blocks (the caller checked they fit)."""
         holding = KVHolding([], [], plan.hit_blocks + plan.new_blocks)
         if self.enable_caching:
-            taken = {id(node): take for node, take in plan.takes}
+            taken = {id(node): take for node, take in plan.takes} if plan.takes else None
             node = self.root
+            path, canon = holding.path, holding.canon
             for seg in content:
-                node = self._child(node, seg)
-                take = taken.get(id(node), 0)
+                key = (seg.key, seg.num_tokens)
+                child = node.children.get(key)
+                if child is None:
+                    child = CacheNode(key, node, node.end, node.end + seg.num_tokens, self.block_size)
+                    node.children[key] = child
+                node = child
+                take = taken.get(id(node), 0) if taken is not None else 0
                 if take:
                     self._touch(node, take)
-                node.holders[take] = node.holders.get(take, 0) + 1
-                holding.path.append(node)
-                holding.canon.append(take)
+                holders = node.holders
+                holders[take] = holders.get(take, 0) + 1
+                path.append(node)
+                canon.append(take)
         self.take_free(plan.new_blocks)
         return holding
 

@@ -73,9 +73,13 @@ class ReferenceKVCache:
         return hit
 
     def plan_admission(
-        self, content: Sequence[Segment], num_tokens: int, num_new_tokens: int
+        self,
+        content: Sequence[Segment],
+        num_tokens: int,
+        num_new_tokens: int,
+        hit_blocks: int | None = None,
     ) -> AdmissionPlan:
-        hit = self.match_blocks(content, num_tokens)
+        hit = self.match_blocks(content, num_tokens) if hit_blocks is None else hit_blocks
         hashes = self.block_hashes(content, hit)
         evictable = sum(1 for h in hashes if self._blocks[self._cached[h]].ref == 0)
         total = -(-(hit * self.block_size + num_new_tokens) // self.block_size)

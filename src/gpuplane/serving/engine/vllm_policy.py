@@ -85,7 +85,7 @@ def plan_fast(eng: Engine, now: float) -> Plan | None:
     n_dec = len(dec)
     budget = eng.config.max_num_batched_tokens
     chunks: list[tuple[LiveRequest, int, int]] = []
-    blocks = dec.blocks_for_steps(1)
+    blocks = decode_blocks = dec.blocks_for_steps(1)
     seen = 0
     if eng.partials:
         positions = sorted((eng.running.index(p), k) for k, p in enumerate(eng.partials))
@@ -112,7 +112,7 @@ def plan_fast(eng: Engine, now: float) -> Plan | None:
     if blocks > eng.kv.num_free:
         return None
     plan = Plan(uniform=True, num_decodes=n_dec)
-    eng.kv.take_free(dec.blocks_for_steps(1))
+    eng.kv.take_free(decode_blocks)
     for p, n, need in chunks:
         assert p.kv is not None
         eng.kv.grow(p.kv, need)
@@ -125,17 +125,22 @@ def plan_fast(eng: Engine, now: float) -> Plan | None:
 def admit_waiting(eng: Engine, plan: Plan, budget: int, now: float) -> None:
     """Step 3: admit waiting requests while budget, ``max_num_seqs`` and free blocks allow."""
     kv, waiting = eng.kv, eng.waiting
+    config, bs = eng.config, eng.block_size
     while waiting and budget > 0:
-        if len(eng.running) >= eng.config.max_num_seqs:
+        if len(eng.running) >= config.max_num_seqs:
             break
         r = waiting[0]
-        hit, computed = eng.admission_tokens(r)
-        n = r.num_tokens - computed
-        threshold = eng.config.long_prefill_token_threshold
+        # Engine.admission_tokens, keeping the cache lookup for the admission plan.
+        num_tokens = r.num_tokens
+        hit_blocks = kv.match_blocks(r.content, num_tokens)
+        hit = hit_blocks * bs
+        computed = max(hit, r.external)
+        n = num_tokens - computed
+        threshold = config.long_prefill_token_threshold
         if 0 < threshold < n:
             n = threshold
         n = min(n, budget)
-        admission = kv.plan_admission(r.content, r.num_tokens, computed - hit + n)
+        admission = kv.plan_admission(r.content, num_tokens, computed - hit + n, hit_blocks)
         if admission.blocks_needed > kv.num_free:
             break
         waiting.popleft()

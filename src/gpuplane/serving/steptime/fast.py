@@ -189,10 +189,17 @@ class FastRoofline:
     ) -> StepTime:
         """``StepBreakdown.step_time`` over the operators in breakdown order."""
         before, after = parts
-        compute = sum((*before.compute, *(a[0] for a in att), *after.compute, lm[0]))
-        memory = sum((*before.memory, *(a[1] for a in att), *after.memory, lm[1]))
-        comm = sum((*before.communication, *(a[2] for a in att), *after.communication, lm[2]))
-        fixed = sum((*before.fixed, *(a[3] for a in att), *after.fixed, lm[3]))
+        if len(att) == 1:
+            (a,) = att
+            compute = sum((*before.compute, a[0], *after.compute, lm[0]))
+            memory = sum((*before.memory, a[1], *after.memory, lm[1]))
+            comm = sum((*before.communication, a[2], *after.communication, lm[2]))
+            fixed = sum((*before.fixed, a[3], *after.fixed, lm[3]))
+        else:
+            compute = sum((*before.compute, *(a[0] for a in att), *after.compute, lm[0]))
+            memory = sum((*before.memory, *(a[1] for a in att), *after.memory, lm[1]))
+            comm = sum((*before.communication, *(a[2] for a in att), *after.communication, lm[2]))
+            fixed = sum((*before.fixed, *(a[3] for a in att), *after.fixed, lm[3]))
         overhead = fixed + (self.engine._cpu_overhead_s(requests) if self.cpu_overhead else 0.0)
         return StepTime(
             total_s=compute + memory + comm + overhead,

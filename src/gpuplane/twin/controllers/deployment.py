@@ -67,3 +67,25 @@ class DeploymentController:
                 workload=workload,
             )
         )
+
+    def scale(self, key: str, replicas: int, reason: str = "") -> None:
+        """Write ``spec.replicas`` (what ``kubectl scale`` and the HPA do) and let the
+        ReplicaSet converge; the ScalingReplicaSet event says which way it went."""
+        state = self.c.store.deployments.get(key)
+        if state is None:
+            return
+        old, state.replicas = state.replicas, max(replicas, 0)
+        rs = self.c.store.replica_sets.get(f"{state.namespace}/{state.replica_set}")
+        if rs is None:
+            return
+        rs.replicas = state.replicas
+        way = "up" if state.replicas > old else "down"
+        self.c.emit(
+            "Deployment",
+            state.name,
+            "ScalingReplicaSet",
+            f"Scaled {way} replica set {rs.name} from {old} to {state.replicas}"
+            + (f" ({reason})" if reason else ""),
+            namespace=state.namespace,
+        )
+        self.c.request_sync("ReplicaSet", f"{rs.namespace}/{rs.name}")

@@ -41,14 +41,22 @@ class ReplicaSetController:
         active = [p for p in pods if p.is_active]
         diff = rs.replicas - len(active)
         if diff > 0:
-            replacing = sum(1 for p in pods if p.phase is PodPhase.FAILED or p.is_deleted)
+            # Pods lost to failure or deletion by others (not this controller's scale-down)
+            # that have not been replaced yet.
+            lost = sum(
+                1
+                for p in pods
+                if (p.phase is PodPhase.FAILED or p.is_deleted) and p.uid not in rs.scaled_down
+            )
+            replacing = min(diff, max(lost - rs.replacements, 0))
             for _ in range(diff):
                 self._create(rs)
             if replacing:
-                rs.replacements += diff
-                self.c.count("controller_replacements", diff)
+                rs.replacements += replacing
+                self.c.count("controller_replacements", replacing)
         elif diff < 0:
             for pod in sorted(active, key=_deletion_rank)[:-diff]:
+                rs.scaled_down.add(pod.uid)
                 self.kubelet.delete(pod, "Killing", f"Stopping container main ({KIND} scale-down)")
                 self.c.emit(
                     KIND,
