@@ -4,14 +4,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuplane.autoscaler.slo.settings import SloScalerSettings
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.field_errors import LineOf, fail, relocate
+from gpuplane.k8s.field_errors import LineOf, fail, relocate, validate_model
 from gpuplane.serving.models.catalog import resolve_model
 from gpuplane.serving.traffic.azure import load_azure_trace
 from gpuplane.twin import spec as tw
 from gpuplane.twin.scenario import resolve_relative
 from gpuplane.twin.scenario_serving import Service, ServingSection
-from gpuplane.twin.serving_spec import ColdStart, ServiceSpec, ServingSpec, TrafficSpec
+from gpuplane.twin.serving_spec import (
+    ColdStart,
+    ServiceSpec,
+    ServingSpec,
+    SloScalerSpec,
+    TrafficSpec,
+)
 
 
 def _deployments(workloads: tuple[tw.Workload, ...]) -> dict[tuple[str, str], tw.DeploymentSpec]:
@@ -107,8 +114,22 @@ def serving_spec(
                 router_queue_limit=svc.router_queue_limit,
             )
         )
+    scalers = []
+    for i, entry in enumerate(section.slo_scalers):
+        where = f"serving.slo_scalers[{i}]"
+        if entry.service not in names:
+            missing = fail(f"no service {entry.service!r}", f"{where}.service", ", ".join(names))
+            raise relocate(missing, str(scenario), line_of) from None
+        try:
+            settings = validate_model(SloScalerSettings, entry.settings)
+        except InputError as err:
+            raise relocate(err, str(scenario), line_of, f"{where}.settings") from None
+        scalers.append(
+            SloScalerSpec(entry.service, entry.min_replicas, entry.max_replicas, settings)
+        )
     cold = section.cold_start
     return ServingSpec(
+        slo_scalers=tuple(scalers),
         services=tuple(services),
         scrape_interval_s=section.scrape_interval,
         cold_start=ColdStart(cold.image_pull, cold.storage_gbps, cold.init),

@@ -83,7 +83,25 @@ class ColdStartSection(_Model):
     init: Seconds = Field(default=45.0, ge=0)
 
 
+class SloScalerEntry(_Model):
+    """gpuplane's SLO-aware scaler for a service's Deployment (instead of KEDA/HPA)."""
+
+    service: str
+    min_replicas: int = Field(default=1, ge=0)
+    max_replicas: int = Field(default=16, ge=1)
+    settings: dict[str, object] = Field(
+        default_factory=dict, description="SloScalerSettings fields (see docs/autoscaling.md)."
+    )
+
+    @model_validator(mode="after")
+    def _bounds(self) -> SloScalerEntry:
+        if self.min_replicas > self.max_replicas:
+            raise ValueError("min_replicas must not exceed max_replicas")
+        return self
+
+
 class ServingSection(_Model):
     scrape_interval: Seconds = Field(default=15.0, gt=0)
     cold_start: ColdStartSection = Field(default_factory=ColdStartSection)
     services: list[Service] = Field(default_factory=list)
+    slo_scalers: list[SloScalerEntry] = Field(default_factory=list)

@@ -24,6 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+import numpy as np
+
+from gpuplane.autoscaler.slo.capacity import CapacityModel
 from gpuplane.core.errors import InputError
 from gpuplane.core.tsdb import MetricSample, SeriesStore, labels_of
 from gpuplane.serving.engine.engine import Engine
@@ -37,9 +40,10 @@ from gpuplane.twin.cluster import Cluster
 from gpuplane.twin.kernel import Priority
 from gpuplane.twin.kubelet_sim import KubeletSim
 from gpuplane.twin.objects import Pod, PodPhase
-from gpuplane.twin.serving_engines import build_engine
+from gpuplane.twin.serving_engines import BuiltEngine, build_engine
 from gpuplane.twin.serving_spec import ServiceSpec, ServingSpec
 from gpuplane.twin.serving_summary import service_summary
+from gpuplane.twin.slo_capacity import capacity_from_engine
 
 GIB = 1024**3
 
@@ -73,6 +77,10 @@ class _Service:
     engines: dict[str, _Engine] = field(default_factory=dict)  # pod uid
     trace_requests: int = 0
     started: int = 0
+    reference: BuiltEngine | None = None  # the first engine built: sizes the SLO scaler
+    arrivals: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    prompts: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    outputs: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 class ServingRuntime:
@@ -98,6 +106,11 @@ class ServingRuntime:
             rng = self.c.rng.stream(f"traffic-{svc.spec.name}")
             trace = svc.spec.traffic.build(until_s, rng)
             svc.trace_requests = len(trace)
+            svc.arrivals, svc.prompts, svc.outputs = (
+                trace.arrival_s,
+                trace.prompt_tokens,
+                trace.output_tokens,
+            )
             svc.sim.submit(trace.requests(prefix=f"{svc.spec.name}-"))
         self.c.loop.schedule(
             self.spec.scrape_interval_s, self._tick, priority=Priority.METRICS, label="serving"
@@ -165,6 +178,8 @@ class ServingRuntime:
         )
         self.c.count("engines_started")
         svc.started += 1
+        if svc.reference is None:
+            svc.reference = built
 
     def _deployment_of(self, pod: Pod) -> str | None:
         if pod.owner is None:
@@ -183,6 +198,47 @@ class ServingRuntime:
             service_summary(svc.spec, svc.sim.result(), svc.started)
             for svc in self.services.values()
         ]
+
+    # ----- what a scaler reads -----
+    def capacity_model(self, service: str) -> CapacityModel | None:
+        ref = self.services[service].reference
+        return None if ref is None else capacity_from_engine(ref.step_model, ref.plan)
+
+    def cold_start_estimate(self, service: str) -> float:
+        """Pull + weight loading + init of the service's engines (the worst case: a node
+        without the image)."""
+        svc = self.services[service]
+        cold = self.spec.cold_start
+        weights = svc.reference.plan.weights_bytes if svc.reference is not None else 0
+        return cold.image_pull_s + weights / (cold.storage_gbps * 1e9) + cold.init_s
+
+    def pods_of(self, service: str) -> list[tuple[Pod, float | None]]:
+        """The service's active pods (main Deployment) and their engine's ready time."""
+        svc = self.services[service]
+        out: list[tuple[Pod, float | None]] = []
+        for pod in self.c.store.pods.values():
+            if (
+                pod.is_active
+                and self._service_of(pod) is svc
+                and self._deployment_of(pod) == svc.spec.deployment
+            ):
+                engine = svc.engines.get(pod.uid)
+                out.append((pod, engine.ready_s if engine is not None else None))
+        return out
+
+    def arrival_history(
+        self, service: str, now: float, step_s: float, steps: int
+    ) -> tuple[tuple[float, ...], float, float]:
+        """Arrival rate per ``step_s`` over the last ``steps`` intervals (oldest first), and
+        the mean prompt / output tokens of the requests of the last five minutes."""
+        svc = self.services[service]
+        edges = [now - step_s * k for k in range(steps, -1, -1)]
+        counts = np.searchsorted(svc.arrivals, edges, side="right")
+        rates = tuple(float(c) / step_s for c in np.diff(counts))
+        lo, hi = np.searchsorted(svc.arrivals, [now - 300.0, now], side="right")
+        prompt = float(svc.prompts[lo:hi].mean()) if hi > lo else 1024.0
+        output = float(svc.outputs[lo:hi].mean()) if hi > lo else 256.0
+        return rates, prompt, output
 
     # ----- time and metrics -----
     def advance(self, t_s: float) -> None:

@@ -9,10 +9,11 @@ is image pull (once per node and image) + weight loading (weights per GPU / stor
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpuplane.autoscaler.slo.settings import SloScalerSettings
 from gpuplane.serving.traffic.generators import (
     LognormalLengths,
     gamma_arrivals,
@@ -84,5 +85,16 @@ class ServiceSpec:
 @dataclass(frozen=True, slots=True)
 class ServingSpec:
     services: tuple[ServiceSpec, ...] = ()
+    slo_scalers: tuple[SloScalerSpec, ...] = ()
     scrape_interval_s: float = 15.0  # Prometheus scrape interval of the engines' /metrics
     cold_start: ColdStart = ColdStart()
+
+
+@dataclass(frozen=True, slots=True)
+class SloScalerSpec:
+    """gpuplane's SLO-aware scaler on a service's Deployment."""
+
+    service: str
+    min_replicas: int = 1
+    max_replicas: int = 16
+    settings: SloScalerSettings = field(default_factory=SloScalerSettings)

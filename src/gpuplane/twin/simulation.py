@@ -38,6 +38,7 @@ from gpuplane.twin.scheduler_loop import SchedulerLoop
 from gpuplane.twin.serving_runtime import ServingRuntime
 from gpuplane.twin.serving_spec import ServingSpec
 from gpuplane.twin.settings import TwinSettings
+from gpuplane.twin.slo_scaling import SloScaling
 from gpuplane.twin.spec import CPU, GPU, MEMORY, PODS, NodePoolSpec, Workload
 from gpuplane.twin.summary import build_summary
 
@@ -183,6 +184,11 @@ class Simulation:
         self.autoscaling = (
             Autoscaling(c, self.deployments, scaled_objects) if scaled_objects else None
         )
+        self.slo_scaling = (
+            SloScaling(c, self.deployments, self.serving, serving.slo_scalers)
+            if self.serving is not None and serving is not None and serving.slo_scalers
+            else None
+        )
         self.mig_config_changes = mig_config_changes
         dynamic = [p.mig for p in node_pools if p.mig is not None and p.mig.dynamic]
         self.mig_repartitioner = (
@@ -229,6 +235,8 @@ class Simulation:
             self.serving.start(until_s)
         if self.autoscaling is not None:
             self.autoscaling.start(until_s)
+        if self.slo_scaling is not None:
+            self.slo_scaling.start(until_s)
         on_event = self._check if self.check_invariants else None
         step = until_s / steps if steps else until_s
         t = 0.0
@@ -246,6 +254,8 @@ class Simulation:
             summary["serving"] = self.serving.summary()
         if self.autoscaling is not None:
             summary["autoscaling"] = self.autoscaling.summary()
+        if self.slo_scaling is not None:
+            summary["slo_scaling"] = self.slo_scaling.summary()
         return RunResult(
             seed=c.seed,
             until_s=until_s,
