@@ -119,3 +119,49 @@ def test_unknown_deployment_is_located(tmp_path: Path) -> None:
         load_scenario_spec(tmp_path / "scenario.yaml")
     assert str(info.value).startswith(f"{tmp_path / 'scenario.yaml'}:12: serving.services[0]")
     assert "no Deployment inference/x" in str(info.value)
+
+
+PD_SCENARIO = """\
+name: pd
+node_pools:
+  - {name: h100, preset: dgx-h100, count: 1}
+workloads:
+  - {name: prefill, path: prefill.yaml}
+  - {name: decode, path: decode.yaml}
+serving:
+  cold_start: {image_pull: 10s, storage_gbps: 4, init: 10s}
+  services:
+    - name: chat
+      namespace: inference
+      deployment: decode
+      prefill_deployment: prefill
+      router: least-outstanding
+      traffic: {poisson: {rate_per_s: 2, prompt_tokens: 2000, output_tokens: 100, start: 60s}}
+"""
+
+
+def test_prefill_decode_disaggregation_moves_requests_through_both_pools(tmp_path: Path) -> None:
+    (tmp_path / "scenario.yaml").write_text(PD_SCENARIO)
+    for name in ("prefill", "decode"):
+        text = (
+            LLM.replace("name: llm", f"name: {name}")
+            .replace("app: llm", f"app: {name}")
+            .replace("MODEL", "meta-llama/Llama-3.1-8B-Instruct")
+            .replace("REPLICAS", "1")
+            .replace('"TP"', '"1"')
+            .replace("TP,", "1,")
+        )
+        (tmp_path / f"{name}.yaml").write_text(text)
+    spec = load_scenario_spec(tmp_path / "scenario.yaml").spec
+    sim = simulation_from_spec(spec, seed=0, check_invariants=True)
+    result = sim.run(400.0)
+    (svc,) = result.summary["serving"]
+    assert svc["engines_started"] == 2
+    req = svc["requests"]
+    assert req["completed"] > 500
+    assert req["arrived"] == req["completed"] + req["rejected"] + req["aborted"] + req["in_flight"]
+    runtime = sim.serving
+    assert runtime is not None
+    outcomes = runtime.services["chat"].sim.result().completed()
+    assert all(o.prefill_engine_id is not None for o in outcomes)
+    assert all(o.prefill_engine_id != o.engine_id for o in outcomes)

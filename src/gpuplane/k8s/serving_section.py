@@ -49,6 +49,11 @@ def _check_deployment(
         raise fail(f"Deployment {name}: {err.problem}", field, err.expected) from None
 
 
+def _model_of(found: dict[tuple[str, str], tw.DeploymentSpec], svc: Service) -> str:
+    server = found[(svc.namespace, svc.deployment)].template.inference
+    return server.model if server is not None else ""
+
+
 def _traffic(svc: Service, where: str, scenario: Path) -> TrafficSpec:
     t = svc.traffic
     if t.trace is not None:
@@ -112,6 +117,8 @@ def serving_spec(
                 slo_ttft_s=svc.slo.ttft_p90,
                 slo_itl_s=svc.slo.itl_p99,
                 router_queue_limit=svc.router_queue_limit,
+                model=_model_of(found, svc),
+                kv_link_gbit_per_s=svc.kv_link_gbit_per_s,
             )
         )
     scalers = []

@@ -75,6 +75,9 @@ class Service(_Model):
     traffic: Traffic
     slo: Slo = Field(default_factory=Slo)
     router_queue_limit: int = Field(default=1000, ge=0)
+    kv_link_gbit_per_s: float = Field(
+        default=400.0, gt=0, description="P/D: NIC bandwidth the KV cache moves over (Gb/s)."
+    )
 
 
 class ColdStartSection(_Model):

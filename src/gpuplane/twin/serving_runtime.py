@@ -31,11 +31,14 @@ from gpuplane.core.errors import InputError
 from gpuplane.core.tsdb import MetricSample, SeriesStore, labels_of
 from gpuplane.serving.engine.engine import Engine
 from gpuplane.serving.metrics.exporter import engine_samples
+from gpuplane.serving.models.catalog import resolve_model
+from gpuplane.serving.models.shape import ModelShape
 from gpuplane.serving.routing.basic import LeastOutstandingRouter, RoundRobinRouter
 from gpuplane.serving.routing.router import Router
 from gpuplane.serving.routing.scorers import KvCostRouter, WeightedScorerRouter
 from gpuplane.serving.routing.session_affinity import SessionAffinityRouter
 from gpuplane.serving.routing.simulation import ServingSimulation, SimulationSettings
+from gpuplane.serving.steptime.kv_transfer import KvLink, kv_transfer_s
 from gpuplane.twin.cluster import Cluster
 from gpuplane.twin.kernel import Priority
 from gpuplane.twin.kubelet_sim import KubeletSim
@@ -95,7 +98,20 @@ class ServingRuntime:
             settings = SimulationSettings(
                 router_queue_limit=svc.router_queue_limit, seed=cluster.seed
             )
-            sim = ServingSimulation(make_router(svc.router), settings)
+            transfer = None
+            if svc.prefill_deployment is not None and svc.model:
+                shape = resolve_model(svc.model)
+                link = KvLink.nic(svc.kv_link_gbit_per_s)
+
+                def transfer(tokens: int, shape: ModelShape = shape, link: KvLink = link) -> float:
+                    return kv_transfer_s(tokens, shape, link)
+
+            sim = ServingSimulation(
+                make_router(svc.router),
+                settings,
+                prefill_router=make_router(svc.router) if transfer is not None else None,
+                kv_transfer_s=transfer,
+            )
             self.services[svc.name] = _Service(svc, sim)
         cluster.on_pod_change.append(self._on_pod)
         kubelet.on_container_start.append(self._on_start)

@@ -80,6 +80,9 @@ class ServiceSpec:
     slo_ttft_s: float = 2.0  # TTFT P90 target
     slo_itl_s: float = 0.1  # ITL P99 target (and the per-request TPOT bound)
     router_queue_limit: int = 1000  # requests held while no engine is ready
+    model: str = ""  # the served model (for the KV size moved under P/D)
+    # P/D: the KV cache moves from the prefill to the decode engine over one RDMA NIC per rank.
+    kv_link_gbit_per_s: float = 400.0
 
 
 @dataclass(frozen=True, slots=True)
