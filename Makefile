@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO_OUT ?= out/demo
 
-.PHONY: demo test lint types contracts unit bench bench-twin bench-gpu-sets bench-topology clean
+.PHONY: demo test lint types contracts unit bench bench-twin bench-gpu-sets bench-topology bench-mig bench-serving bench-twin-speed bench-pd bench-autoscale clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "gpuplane needs Python 3.11 or newer")'
@@ -39,6 +39,21 @@ bench: $(STAMP)
 
 bench-topology: $(STAMP)
 	$(BIN)/python bench/topology_alignment.py
+
+bench-mig: $(STAMP)
+	$(BIN)/python bench/mig_planner.py
+
+bench-serving: $(STAMP)
+	$(BIN)/python bench/serving_fidelity.py
+
+bench-twin-speed: $(STAMP)
+	$(BIN)/python bench/twin_speed.py
+
+bench-pd: $(STAMP)
+	$(BIN)/python bench/pd_disaggregation.py
+
+bench-autoscale: $(STAMP)
+	$(BIN)/python bench/autoscale.py
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis
