@@ -72,6 +72,25 @@ def run_summary_view(summary: dict[str, Any]) -> RenderableType:
         parts.append(table)
     if summary.get("serving"):
         parts.append(serving_table(summary["serving"]))
+    scaling = [
+        (
+            f"KEDA {a['scaled_object']}",
+            a["scale_events"],
+            a["max_replicas_seen"],
+            a["replicas_at_end"],
+        )
+        for a in summary.get("autoscaling", [])
+    ] + [
+        (f"SLO scaler {a['service']}", a["scale_events"], a["max_replicas"], "-")
+        for a in summary.get("slo_scaling", [])
+    ]
+    if scaling:
+        table = Table(title="Autoscaling", title_justify="left")
+        for col in ("scaler", "scale events", "most replicas", "replicas at end"):
+            table.add_column(col, justify="left" if col == "scaler" else "right")
+        for row in scaling:
+            table.add_row(*(str(x) for x in row))
+        parts.append(table)
     operator = summary.get("gpu_operator")
     if operator:
         rows: list[tuple[str, object]] = [("mode", operator["mode"])]
