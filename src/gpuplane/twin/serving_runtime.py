@@ -272,6 +272,11 @@ class ServingRuntime:
     def _scrape(self, now: float) -> list[MetricSample]:
         out: list[MetricSample] = []
         for svc in self.services.values():
+            # The router's own counter (vLLM production-stack's router exports it), which still
+            # counts while no engine runs: what a scale-from-zero trigger must watch.
+            arrived = int(np.searchsorted(svc.arrivals, now, side="right"))
+            labels = labels_of({"service": svc.spec.name, "server": "router"})
+            out.append(MetricSample("vllm:num_incoming_requests_total", labels, float(arrived)))
             for e in svc.engines.values():
                 pod = self.c.store.pods[e.pod_uid]
                 extra = {"namespace": pod.namespace, "pod": pod.name, "service": svc.spec.name}
