@@ -49,8 +49,9 @@ ModelOpt = Annotated[
     str,
     typer.Option(
         "--model",
+        "--model-config",
         help="A catalog name or Hugging Face id (see `gpuplane serving models`), "
-        "or the path of a config.json.",
+        "or the path of a Hugging Face config.json (--model-config FILE).",
     ),
 ]
 GpuOpt = Annotated[str, typer.Option("--gpu", help="GPU model, e.g. A100-80GB, H100, H200.")]
