@@ -4,7 +4,8 @@ Run: ``.venv/bin/python bench/twin_speed.py`` (options: ``--hours``, ``--rate``,
 ``--router``, ``--baseline-s``). It replays the 2023 Azure LLM inference conversation trace
 (``shared/data/traces``), compressed 20x and repeated to fill the hour (about 400,000 requests),
 through a router over vLLM-V1-like engines serving Llama-3.1-8B on H100s, and prints wall time,
-simulated requests per second, peak memory (max RSS) and the latency summary.
+the process's CPU time (on a shared machine the difference is other load), simulated requests
+per second, peak memory (max RSS) and the latency summary.
 
 Step times come from ``gpuplane.serving.steptime.RooflineStepTime`` (the calibrated roofline) and
 KV capacity and batch limits from ``gpuplane.serving.memory.plan_memory``. If those modules are
@@ -130,6 +131,7 @@ def make_router(name: str) -> Router:
 @dataclass
 class RunStats:
     wall_s: float
+    cpu_s: float
     result: SimulationResult
     steps: int
     model_calls: int
@@ -146,11 +148,11 @@ def simulate(trace: Trace, dep: Deployment, engines: int, router: str, fast: boo
     for i in range(engines):
         sim.add_engine(Engine(dep.config, timed, f"engine-{i}", fast=fast, keep_itl=True))
     sim.submit(trace.requests())
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     result = sim.run()
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     steps = sum(e.num_steps for e in sim.engines())
-    return RunStats(wall, result, steps, timed.calls, timed.seconds)
+    return RunStats(wall, cpu, result, steps, timed.calls, timed.seconds)
 
 
 def report(name: str, trace: Trace, run: RunStats) -> None:
@@ -161,6 +163,7 @@ def report(name: str, trace: Trace, run: RunStats) -> None:
     print(f"  requests          {len(trace):>10,}   simulated {sim_s:,.0f} s")
     print(f"  wall              {wall:>10.1f} s   {len(trace) / wall:,.0f} requests/s, ", end="")
     print(f"{sim_s / wall:.1f}x real time")
+    print(f"  cpu               {run.cpu_s:>10.1f} s   (this process; the rest of wall: waiting)")
     print(f"  engine steps      {run.steps:>10,}   {run.steps / wall:,.0f} steps/s")
     print(f"  step-model calls  {run.model_calls:>10,}   {run.model_s:.1f} s ({share:.0%} of wall)")
     print(f"  outcomes          {res.counts()}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from typing import TYPE_CHECKING
 
 from gpuplane.serving.engine.live import LiveRequest, RequestRecord
@@ -24,7 +23,7 @@ def commit(eng: Engine, fl: InFlight, upto: int) -> list[RequestRecord]:
     out: list[RequestRecord] = []
     dec = eng.decoders
     uniform = plan.uniform
-    n = len(dec) if uniform else 0
+    n = len(dec.members) if uniform else 0
     if uniform:
         # Steps take their blocks when they start: the first when planned, others maybe when
         # a router looked at the engine (Engine.observe); the rest now.
@@ -70,7 +69,7 @@ def complete_items(eng: Engine, plan: Plan, t: float, out: list[RequestRecord]) 
         r.num_computed += n
         if sglang and prefill and r.kv is not None:
             eng.kv.register(r.kv, r.num_computed)  # the radix cache takes the computed prefix
-        if r.num_computed < r.num_tokens:
+        if r.num_computed < r.prompt + r.num_output:  # LiveRequest.num_tokens
             continue  # a prefill chunk: no token yet
         generated += 1
         r.num_output += 1
@@ -94,7 +93,7 @@ def complete_items(eng: Engine, plan: Plan, t: float, out: list[RequestRecord]) 
             continue
         if not sglang and r in eng.partials:
             eng.partials.remove(r)
-        if eng.lazy and r not in eng.decoders:
+        if eng.lazy and r not in eng.decoders.members:
             eng.decoders.add(r)
     stats.generation_tokens += generated
     return first_prompts, generated
@@ -112,15 +111,14 @@ def finish(eng: Engine, r: LiveRequest, t: float) -> RequestRecord:
     """``r`` produced its last token at ``t``: free its blocks and write its record."""
     reason = r.finish_reason()
     dec = eng.decoders
-    if r in dec:
+    if r in dec.members:
         dec.remove(r)
     running = eng.running
     # Finishing requests are usually among the oldest: look from the front.
     if running and running[0] is r:
         del running[0]
-    else:
-        with contextlib.suppress(ValueError):
-            running.remove(r)
+    elif r in running:
+        running.remove(r)
     if eng.partials and r in eng.partials:
         eng.partials.remove(r)
     if eng.kind == "sglang":

@@ -33,7 +33,8 @@ class DecodeSet:
         self.track_reservation = track_reservation  # only SGLang's admission asks for it
         self.g = 0
         self.g_end_s = 0.0
-        self._members: dict[LiveRequest, int] = {}  # request -> its entry number in the heaps
+        # request -> its entry number in the heaps (read it, do not change it, from outside)
+        self.members: dict[LiveRequest, int] = {}
         self.sum_offsets = 0
         self.residue = [0] * block_size
         self._finish: list[tuple[int, int, LiveRequest]] = []
@@ -46,13 +47,13 @@ class DecodeSet:
         self._sum_linear = 0
 
     def __len__(self) -> int:
-        return len(self._members)
+        return len(self.members)
 
     def __contains__(self, r: object) -> bool:
-        return r in self._members
+        return r in self.members
 
     def __iter__(self) -> Iterator[LiveRequest]:
-        return iter(self._members)
+        return iter(self.members)
 
     # -- membership ---------------------------------------------------------------------------
     def add(self, r: LiveRequest) -> None:
@@ -62,7 +63,7 @@ class DecodeSet:
         r.out_base = r.num_output
         r.offset = r.num_computed - g
         self._seq += 1
-        self._members[r] = self._seq
+        self.members[r] = self._seq
         self.sum_offsets += r.offset
         self.residue[(-r.offset) % self.block_size] += 1
         heapq.heappush(self._finish, (g + r.target - r.num_output, self._seq, r))
@@ -80,7 +81,7 @@ class DecodeSet:
     def remove(self, r: LiveRequest) -> None:
         """Take ``r`` out (finished, preempted or retracted); its state is written down first."""
         self.materialize(r)
-        del self._members[r]
+        del self.members[r]
         self.sum_offsets -= r.offset
         self.residue[(-r.offset) % self.block_size] -= 1
         if r in self.newcomers:
@@ -92,7 +93,7 @@ class DecodeSet:
 
     def drain(self) -> list[LiveRequest]:
         """Every member, written down and removed (for an exact, request-by-request step)."""
-        out = list(self._members)
+        out = list(self.members)
         for r in out:
             self.remove(r)
         return out
@@ -111,11 +112,11 @@ class DecodeSet:
 
     # -- aggregates ---------------------------------------------------------------------------
     def sum_context(self) -> int:
-        return self.sum_offsets + len(self._members) * self.g
+        return self.sum_offsets + len(self.members) * self.g
 
     def contexts(self) -> list[int]:
         g = self.g
-        return [r.offset + g for r in self._members]
+        return [r.offset + g for r in self.members]
 
     def blocks_for_steps(self, num_steps: int, start: int = 0) -> int:
         """New blocks needed by ``num_steps`` decode steps, from ``start`` steps ahead."""
@@ -129,13 +130,13 @@ class DecodeSet:
         hi = lo + part
         res = self.residue
         extra = sum(res[lo:hi]) if hi <= bs else sum(res[lo:]) + sum(res[: hi - bs])
-        return full * len(self._members) + extra
+        return full * len(self.members) + extra
 
     def max_steps_with(self, free_blocks: int, limit: int, start: int = 0) -> int:
         """Most decode steps (up to ``limit``, from ``start`` ahead) whose blocks fit."""
         if limit <= 0:
             return 0
-        n = len(self._members)
+        n = len(self.members)
         bs, g = self.block_size, self.g + start
         if n == 0:
             return limit
@@ -152,7 +153,7 @@ class DecodeSet:
         return steps
 
     def _live(self, entry: tuple[int, int, LiveRequest]) -> bool:
-        return self._members.get(entry[2]) == entry[1]
+        return self.members.get(entry[2]) == entry[1]
 
     def steps_to_next_finish(self) -> int | None:
         heap = self._finish
@@ -175,19 +176,12 @@ class DecodeSet:
     # -- time passes --------------------------------------------------------------------------
     def advance(self, ends: list[float], stats: EngineStats, record: bool) -> list[LiveRequest]:
         """Every member decoded once per step ending at ``ends``; returns those that finished."""
-        members = self._members
+        members = self.members
         m, n = len(ends), len(members)
         self.g += m
         newcomers = self.newcomers
         if n:
-            first = ends[0]
-            veterans = n - len(newcomers)
-            if veterans:
-                stats.itl_one(first - self.g_end_s, veterans)
-            for r in newcomers:
-                stats.itl_one(first - r.last_token_s)
-            if m > 1:
-                stats.itl_steps(ends, n)
+            stats.itl_decode(ends, n, self.g_end_s, newcomers)
             stats.generation_tokens += n * m
             if record:
                 for r in members:

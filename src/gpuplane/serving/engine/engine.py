@@ -92,6 +92,9 @@ class Engine:
         self._inflight: InFlight | None = None
         self._pending_at: float | None = None
         self.num_steps = 0
+        # Bumped whenever the queue, the running set or the KV pool may have changed, so that a
+        # router can reuse what it read from this engine while the number stays the same.
+        self.state_version = 0
 
     # -- the driver's interface ------------------------------------------------------------
     def rejection(self, req: Request) -> str | None:
@@ -117,6 +120,7 @@ class Engine:
             raise ValueError(f"{self.engine_id} cannot serve {req.request_id}: {reason}")
         live = LiveRequest(req, t, self.config.max_model_len, self.record, external_kv_tokens)
         self.waiting.append(live)
+        self.state_version += 1
         fl = self._inflight
         if fl is not None and len(fl.ends) > fl.done + 1:
             fl.ends = fl.ends[: fl.done + 1]  # the run stops after the step in progress
@@ -134,6 +138,7 @@ class Engine:
                 if fl.ends[fl.done] > t:
                     break
                 out += completion.commit(self, fl, bisect_right(fl.ends, t))
+                self.state_version += 1
                 if fl.done < len(fl.ends):
                     break
                 self._inflight = None
@@ -143,7 +148,9 @@ class Engine:
                 break
             self._start(at)
         self.now_s = t
-        self.observe(t)
+        fl = self._inflight
+        if fl is not None and fl.allocated < len(fl.ends) and fl.ends[fl.allocated - 1] < t:
+            self.observe(t)  # (the same test observe starts with, without the call)
         return out
 
     def observe(self, t: float) -> None:
@@ -161,16 +168,19 @@ class Engine:
             need = self.decoders.blocks_for_steps(started - fl.allocated, fl.allocated - fl.done)
             self.kv.take_free(need)
             fl.allocated = started
+            self.state_version += 1
 
     def next_event_time(self) -> float:
         """When the engine next needs ``advance`` (``inf`` when idle)."""
         if self._pending_at is not None and self._inflight is None:
             self._start(self._pending_at)
-        return self._inflight.end_s if self._inflight is not None else math.inf
+        fl = self._inflight
+        return fl.ends[-1] if fl is not None else math.inf
 
     def abort_all(self, t: float) -> list[RequestRecord]:
         """Abort every request on the engine (it is being removed); call ``advance(t)`` first."""
         out: list[RequestRecord] = []
+        self.state_version += 1
         fl = self._inflight
         # Decode steps that started took their blocks for the group; give each decoder its share
         # (the slots of those steps) so that releasing it frees them.
@@ -281,17 +291,24 @@ class Engine:
     def _start(self, at: float) -> None:
         """Plan the step (or run of decode steps) that starts at ``at``."""
         self._pending_at = None
+        self.state_version += 1
         plan = self._plan_vllm(at) if self.kind == "vllm" else self._plan_sglang(at)
-        if plan is None or plan.is_empty:
+        # Plan.is_empty and Plan.pure_decode, spelled out (this runs for every plan).
+        if plan is None or (not plan.items and not (plan.uniform and plan.num_decodes)):
             self._inflight = None
             if self.kind == "sglang" and not self.running:
                 self.new_token_ratio = self.init_ratio  # SGLang resets the ratio when idle
             return
         dec = self.decoders
-        if plan.pure_decode:
+        if plan.uniform and not plan.items and not plan.preempted:
             steps = self._run_length(plan)
             durs = decode_run_durations(
-                self.step_model, self._timer, len(dec), dec.sum_context(), dec.contexts, steps
+                self.step_model,
+                self._timer,
+                plan.num_decodes,
+                dec.sum_context(),
+                dec.contexts,
+                steps,
             )
             # Sequential sums, as step by step: ((at + d0) + d1) + ...
             ends = list(accumulate(durs.tolist(), initial=at))
@@ -300,7 +317,7 @@ class Engine:
             if plan.uniform:
                 plan.decode_contexts = tuple(dec.contexts())
             ends = [at + self.step_model.step_time(plan.shape()).total_s]
-        self._inflight = InFlight(plan, ends, start_s=at)
+        self._inflight = InFlight(plan, ends, at)
 
     def _plan_vllm(self, at: float) -> Plan | None:
         if self.lazy:

@@ -114,6 +114,10 @@ class KVCache:
         self._queue: deque[FreeRun] = deque()
         if enable_caching:
             self._queue.append(FreeRun(None, 0, num_blocks))
+        # Blocks taken from the front of the free queue but not yet removed from it: taking is
+        # counted in ``num_free`` at once and applied to the queue before anything else looks
+        # at it (consecutive takes from the front compose, so the result is the same).
+        self._owed = 0
 
     def usage(self) -> float:
         return 1.0 - self.num_free / self.num_blocks
@@ -123,6 +127,8 @@ class KVCache:
         """Leading full blocks of ``content`` cached now, capped to leave one token to compute."""
         if not self.enable_caching:
             return 0
+        if self._owed:
+            self._settle()
         hit, node = 0, self.root
         for seg in content:
             child = node.children.get((seg.key, seg.num_tokens))
@@ -148,6 +154,8 @@ class KVCache:
         total = -(-(hit * self.block_size + num_new_tokens) // self.block_size)
         if hit <= 0:
             return AdmissionPlan(hit, total - hit, 0, ())
+        if self._owed:
+            self._settle()
         takes: list[tuple[CacheNode, int]] = []
         evictable = 0
         left, node = hit, self.root
@@ -167,6 +175,8 @@ class KVCache:
         """Take the plan's cached blocks and new blocks (the caller checked they fit)."""
         holding = KVHolding([], [], plan.hit_blocks + plan.new_blocks)
         if self.enable_caching:
+            if self._owed:
+                self._settle()
             taken = {id(node): take for node, take in plan.takes} if plan.takes else None
             node = self.root
             path, canon = holding.path, holding.canon
@@ -174,7 +184,8 @@ class KVCache:
                 key = (seg.key, seg.num_tokens)
                 child = node.children.get(key)
                 if child is None:
-                    child = CacheNode(key, node, node.end, node.end + seg.num_tokens, self.block_size)
+                    end = node.end + seg.num_tokens
+                    child = CacheNode(key, node, node.end, end, self.block_size)
                     node.children[key] = child
                 node = child
                 take = taken.get(id(node), 0) if taken is not None else 0
@@ -202,6 +213,8 @@ class KVCache:
         blocks is a duplicate of an entry another request made first, its later blocks stay
         plain (vLLM would cache them too; see the module docstring).
         """
+        if self._owed:
+            self._settle()
         full = computed_tokens // self.block_size
         for i, node in enumerate(holding.path):
             if node.first_block >= full:
@@ -223,50 +236,76 @@ class KVCache:
         if not self.enable_caching:
             self.num_free += nb
             return
-        path = holding.path
+        if self._owed:
+            self._settle()
+        path, canon = holding.path, holding.canon
+        queue = self._queue
         covered = path[-1].first_block + path[-1].num_blocks if path else 0
-        self._push_plain(nb - min(nb, covered))
+        plain = nb - min(nb, covered)
+        if plain > 0:  # _push_plain, inline here and below
+            queue.append(FreeRun(None, 0, plain))
+            self.num_free += plain
         for i in range(len(path) - 1, -1, -1):
-            node, mine = path[i], holding.canon[i]
-            in_node = min(nb, node.first_block + node.num_blocks) - node.first_block
-            self._push_plain(max(in_node, 0) - mine)
-            before = node.max_held()
-            _drop_holder(node, mine)
-            after = node.max_held()
+            node, mine = path[i], canon[i]
+            first = node.first_block
+            in_node = min(nb, first + node.num_blocks) - first
+            plain = (in_node if in_node > 0 else 0) - mine
+            if plain > 0:
+                queue.append(FreeRun(None, 0, plain))
+                self.num_free += plain
+            holders = node.holders
+            before = max(holders) if holders else 0  # CacheNode.max_held
+            count = holders[mine] - 1  # _drop_holder
+            if count:
+                holders[mine] = count
+            else:
+                del holders[mine]
+            after = max(holders) if holders else 0
             if after < before:
                 run = FreeRun(node, after, before)
-                self._queue.append(run)
+                queue.append(run)
                 node.runs.append(run)
                 self.num_free += before - after
-            self._gc(node)
+            if not (holders or node.cached or node.children):
+                self._gc(node)
         holding.path, holding.canon = [], []
 
     def take_free(self, n: int) -> None:
         """Take ``n`` blocks from the front of the free queue, evicting what they cached."""
         self.num_free -= n
-        if not self.enable_caching:
-            return
+        if self.enable_caching:
+            self._owed += n
+
+    def _settle(self) -> None:
+        """Apply the takes counted in ``_owed`` to the free queue (and the cache entries that
+        the taken blocks held)."""
+        n, self._owed = self._owed, 0
         queue = self._queue
         while n > 0:
             run = queue[0]
-            size = run.hi - run.lo
+            lo, hi = run.lo, run.hi
+            size = hi - lo
             if size <= 0:  # emptied when a request took its blocks back
                 queue.popleft()
                 self._detach(run)
                 continue
             take = n if n < size else size
-            run.hi -= take
+            run.hi = hi = hi - take
             n -= take
             node = run.node
-            if node is not None and node.cached > run.hi:
-                node.cached = run.hi
-                if len(node.runs) > 1:
-                    for other in [r for r in node.runs if r is not run and r.lo >= run.hi]:
+            if node is not None and node.cached > hi:
+                node.cached = hi
+                runs = node.runs
+                if len(runs) > 1:
+                    for other in [r for r in runs if r is not run and r.lo >= hi]:
                         other.node = None  # orphaned above an evicted block: plain free now
-                        node.runs.remove(other)
-            if run.hi <= run.lo:
+                        runs.remove(other)
+            if hi <= lo:
                 queue.popleft()
-                self._detach(run)
+                if node is not None:  # _detach
+                    node.runs.remove(run)
+                    run.node = None
+                    self._gc(node)
 
     # -- internals --------------------------------------------------------------------------
     def _child(self, node: CacheNode, seg: Segment) -> CacheNode:
@@ -319,6 +358,7 @@ class KVCache:
         if not self.enable_caching:
             assert 0 <= self.num_free <= self.num_blocks
             return
+        self._settle()
         live = sum(max(0, r.hi - r.lo) for r in self._queue)
         assert live == self.num_free, (live, self.num_free)
         stack = [self.root]

@@ -94,21 +94,21 @@ class LiveRequest:
         return FinishReason.LENGTH if self.length_capped else FinishReason.STOP
 
     def record(self, engine_id: str, end_s: float, reason: FinishReason) -> RequestRecord:
-        return RequestRecord(
-            request_id=self.req.request_id,
-            engine_id=engine_id,
-            arrival_s=self.arrival_s,
-            queued_s=self.queued_s,
-            first_scheduled_s=self.first_scheduled_s,
-            first_token_s=self.first_token_s,
-            last_token_s=self.last_token_s if self.num_output else None,
-            end_s=end_s,
-            prompt_tokens=self.prompt,
-            output_tokens=self.num_output,
-            cached_tokens=max(self.cached_tokens, 0),
-            num_preemptions=self.num_preemptions,
-            finish_reason=reason,
-            token_times=tuple(self.token_times) if self.token_times is not None else None,
+        return RequestRecord(  # positional: RequestRecord's field order
+            self.req.request_id,
+            engine_id,
+            self.arrival_s,
+            self.queued_s,
+            self.first_scheduled_s,
+            self.first_token_s,
+            self.last_token_s if self.num_output else None,
+            end_s,
+            self.prompt,
+            self.num_output,
+            self.cached_tokens if self.cached_tokens > 0 else 0,
+            self.num_preemptions,
+            reason,
+            tuple(self.token_times) if self.token_times is not None else None,
         )
 
 

@@ -105,22 +105,34 @@ class Request:
     max_tokens: int | None = None
 
     def __post_init__(self) -> None:
-        where = Location(field=f"request {self.request_id}")
         if self.prompt_tokens < 1:
-            raise InputError(f"prompt_tokens={self.prompt_tokens}", expected=">= 1", location=where)
+            raise InputError(
+                f"prompt_tokens={self.prompt_tokens}", expected=">= 1", location=self._where()
+            )
         if self.output_tokens < 1:
-            raise InputError(f"output_tokens={self.output_tokens}", expected=">= 1", location=where)
+            raise InputError(
+                f"output_tokens={self.output_tokens}", expected=">= 1", location=self._where()
+            )
         if self.max_tokens is not None and self.max_tokens < 1:
-            raise InputError(f"max_tokens={self.max_tokens}", expected=">= 1", location=where)
-        if self.segments and sum(s.num_tokens for s in self.segments) != self.prompt_tokens:
+            raise InputError(
+                f"max_tokens={self.max_tokens}", expected=">= 1", location=self._where()
+            )
+        if not self.segments:
+            return
+        if sum(s.num_tokens for s in self.segments) != self.prompt_tokens:
             total = sum(s.num_tokens for s in self.segments)
             raise InputError(
                 f"segments hold {total} tokens but prompt_tokens={self.prompt_tokens}",
                 expected="segment lengths that add up to the prompt",
-                location=where,
+                location=self._where(),
             )
         if any(s.num_tokens < 1 for s in self.segments):
-            raise InputError("a segment has no tokens", expected=">= 1 token each", location=where)
+            raise InputError(
+                "a segment has no tokens", expected=">= 1 token each", location=self._where()
+            )
+
+    def _where(self) -> Location:
+        return Location(field=f"request {self.request_id}")
 
     def content(self) -> tuple[Segment, ...]:
         """The prompt then the output as segments: what the request's KV cache holds, in order."""

@@ -35,7 +35,12 @@ class ItlSamples:
 
     def add(self, value: float, weight: int = 1) -> None:
         self._values.append(value)
-        self._add_run(weight, 1)
+        weights = self._run_weights
+        if weights and weights[-1] == weight:
+            self._run_lengths[-1] += 1
+        else:
+            weights.append(weight)
+            self._run_lengths.append(1)
 
     def add_many(self, values: npt.NDArray[np.float64], weight: int) -> None:
         if weight > 0 and len(values):
@@ -132,6 +137,28 @@ class EngineStats:
         self.itl.observe_many(values, weight)
         if self.itl_samples is not None:
             self.itl_samples.add_many(values, weight)
+
+    def itl_decode(
+        self, ends: list[float], num: int, prev_end_s: float, newcomers: list[LiveRequest]
+    ) -> None:
+        """Inter-token latencies of ``num`` requests decoding one token per step ending at
+        ``ends``: the first gap from each one's previous token (``prev_end_s`` for those that
+        decoded in the step before, their own time for ``newcomers``), then the step gaps."""
+        first = ends[0]
+        veterans = num - len(newcomers)
+        hist, samples = self.itl, self.itl_samples
+        if veterans:
+            value = first - prev_end_s
+            hist.observe(value, veterans)
+            if samples is not None:
+                samples.add(value, veterans)
+        for r in newcomers:
+            value = first - r.last_token_s
+            hist.observe(value)
+            if samples is not None:
+                samples.add(value)
+        if len(ends) > 1:
+            self.itl_steps(ends, num)
 
     def itl_steps(self, ends: list[float], weight: int) -> None:
         """``itl_many(np.diff(ends), weight)``: the gaps between consecutive step ends."""

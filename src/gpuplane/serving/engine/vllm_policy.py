@@ -82,7 +82,7 @@ def plan_exact(eng: Engine, now: float) -> Plan:
 def plan_fast(eng: Engine, now: float) -> Plan | None:
     """The step with decoders as a group, or None if some decoder would miss its token or block."""
     dec = eng.decoders
-    n_dec = len(dec)
+    n_dec = len(dec.members)
     budget = eng.config.max_num_batched_tokens
     chunks: list[tuple[LiveRequest, int, int]] = []
     blocks = decode_blocks = dec.blocks_for_steps(1)
@@ -111,7 +111,7 @@ def plan_fast(eng: Engine, now: float) -> Plan | None:
     budget -= trailing
     if blocks > eng.kv.num_free:
         return None
-    plan = Plan(uniform=True, num_decodes=n_dec)
+    plan = Plan([], True, False, n_dec, (), [])  # uniform: the decoders all decode
     eng.kv.take_free(decode_blocks)
     for p, n, need in chunks:
         assert p.kv is not None

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
+from functools import reduce
+from operator import add
 from typing import cast
 
 import numpy as np
@@ -61,10 +63,15 @@ class Histogram:
         if not values or weight == 0:
             return
         bounds, counts = self._bounds, self.counts
-        total = 0.0
-        for v in values:
-            counts[bisect_left(bounds, v)] += weight
-            total += v
+        total = reduce(add, values, 0.0)  # ((0.0 + v0) + v1) + ..., as a loop would add them
+        first = bisect_left(bounds, min(values)) if total == total else -1  # (not NaN)
+        if first >= 0 and first == bisect_left(bounds, max(values)):
+            # Smallest and largest share a bucket, so every value is in it (the step gaps of
+            # one decode run nearly always are).
+            counts[first] += weight * len(values)
+        else:
+            for v in values:
+                counts[bisect_left(bounds, v)] += weight
         self.sum += total * weight
         self.count += len(values) * weight
 

@@ -6,6 +6,7 @@ by :class:`~gpuplane.serving.routing.simulation.ServingSimulation`.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -153,34 +154,24 @@ class RequestFlow:
         precise = NEEDS_PRECISE_PREFIX in needs
         content = req.content() if precise else ()
         prompt = req.prompt_tokens
-        views = []
+        views: list[EngineView] = []
         now = self.now_s
-        make = tuple.__new__  # EngineView(...) without the named tuple's Python-level __new__
         for s in slots:
             e = s.engine
-            fl = e._inflight
-            if fl is not None and fl.allocated < len(fl.ends):
-                e.observe(now)
-            kv = e.kv
-            used = kv.num_blocks - kv.num_free
-            eid = e.engine_id
-            bs = e.block_size
-            views.append(
-                make(
-                    EngineView,
-                    (
-                        eid,
-                        len(e.waiting),
-                        len(e.running),
-                        used / kv.num_blocks,
-                        s.outstanding,
-                        used,
-                        bs,
-                        index.matched_blocks(eid, chain) if look and index is not None else 0,
-                        kv.match_blocks(content, prompt) * bs if precise else 0,
-                    ),
-                )
-            )
+            v = s.view
+            if (
+                v is None
+                or s.view_version != e.state_version
+                or s.view_due < now
+                or v[4] != s.outstanding
+            ):
+                v = _fresh_view(s, now)
+            if look or precise:
+                eid, bs = v[0], v[6]
+                matched = index.matched_blocks(eid, chain) if look and index is not None else 0
+                cached = e.kv.match_blocks(content, prompt) * bs if precise else 0
+                v = tuple.__new__(EngineView, (*v[:7], matched, cached))
+            views.append(v)
         snap = RoutingSnapshot(
             now,
             req,
@@ -295,3 +286,35 @@ class RequestFlow:
             prompt_tokens=tr.req.prompt_tokens,
             reroutes=tr.reroutes,
         )
+
+
+def _fresh_view(slot: EngineSlot, now: float) -> EngineView:
+    """Read the slot's engine as a router sees it at ``now`` (request-independent fields) and
+    remember it, with the engine's ``state_version`` and the time until which it stays valid."""
+    e = slot.engine
+    fl = e._inflight
+    if fl is not None and fl.allocated < len(fl.ends) and fl.ends[fl.allocated - 1] < now:
+        e.observe(now)  # a decode step started since: it took its blocks
+    kv = e.kv
+    used = kv.num_blocks - kv.num_free
+    view = tuple.__new__(  # EngineView(...) without the named tuple's Python-level __new__
+        EngineView,
+        (
+            e.engine_id,
+            len(e.waiting),
+            len(e.running),
+            used / kv.num_blocks,
+            slot.outstanding,
+            used,
+            e.block_size,
+            0,
+            0,
+        ),
+    )
+    slot.view, slot.view_version = view, e.state_version
+    # Until the next decode step of the run starts, ``observe`` would change nothing.
+    fl = e._inflight
+    slot.view_due = (
+        fl.ends[fl.allocated - 1] if fl is not None and fl.allocated < len(fl.ends) else math.inf
+    )
+    return view

@@ -86,7 +86,9 @@ class PrefixIndex:
 
     def record(self, engine_id: str, chain: list[ChainEntry]) -> None:
         """The request was sent to ``engine_id``: its prefix is (presumably) cached there now."""
-        lru = self._lru.setdefault(engine_id, OrderedDict())
+        lru = self._lru.get(engine_id)
+        if lru is None:
+            lru = self._lru[engine_id] = OrderedDict()
         used = self._used.get(engine_id, 0)
         for entry in chain:
             if entry.key in lru:

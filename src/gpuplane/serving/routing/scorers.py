@@ -49,9 +49,11 @@ def prefix_scores(snap: RoutingSnapshot, precise: bool) -> list[float]:
     if precise:
         prompt = snap.request.prompt_tokens
         return [min(v.cached_tokens / prompt, 1.0) for v in snap.engines]
-    if snap.total_blocks <= 0:
+    total = snap.total_blocks
+    if total <= 0:
         return [0.0] * len(snap.engines)
-    return [min(v.prefix_blocks / snap.total_blocks, 1.0) for v in snap.engines]
+    # No blocks matched (the usual case for prompts without shared segments) scores 0.0.
+    return [min(v[7] / total, 1.0) if v[7] else 0.0 for v in snap.engines]
 
 
 @dataclass(frozen=True)
@@ -69,22 +71,48 @@ class WeightedScorerRouter:
         return frozenset({NEEDS_PRECISE_PREFIX if self.precise else NEEDS_PREFIX_INDEX})
 
     def scores(self, snap: RoutingSnapshot) -> list[float]:
-        total = [0.0] * len(snap.engines)
+        active = [(name, weight) for name, weight in self.weights.items() if weight]
+        if [name for name, _ in active] == list(DEFAULT_WEIGHTS):
+            return self._default_scores(snap, active[0][1], active[1][1], active[2][1])
+        views = snap.engines
+        total = [0.0] * len(views)
+        # The scorer functions above, fused: the same terms added in the same order, one list
+        # per scorer instead of closures and index updates (this runs once per request).
         for name, weight in self.weights.items():
-            if weight:
-                # Same sums as the scorer functions above, in the same order, without the
-                # per-call closures and lists (this runs once per routed request).
-                if name == "queue":
-                    _add_queue(total, weight, snap.engines)
-                elif name == "kv-cache-utilization":
-                    for i, v in enumerate(snap.engines):
-                        total[i] += weight * (1.0 - v.kv_usage)
-                elif name == "prefix-cache":
-                    for i, s in enumerate(prefix_scores(snap, self.precise)):
-                        total[i] += weight * s
-                else:
-                    raise KeyError(name)
+            if not weight:
+                continue
+            if name == "queue":
+                total = _add_queue(total, weight, views)
+            elif name == "kv-cache-utilization":
+                total = [t + weight * (1.0 - v[3]) for t, v in zip(total, views, strict=True)]
+            elif name == "prefix-cache":
+                prefix = prefix_scores(snap, self.precise)
+                total = [t + weight * p for t, p in zip(total, prefix, strict=True)]
+            else:
+                raise KeyError(name)
         return total
+
+    def _default_scores(
+        self, snap: RoutingSnapshot, queue: float, kv: float, prefix: float
+    ) -> list[float]:
+        """``scores`` for the three default scorers in their default order, one engine at a
+        time: each engine's sum is the same three terms added in the same order."""
+        views = snap.engines
+        waiting = [v[1] for v in views]
+        lo, hi = min(waiting), max(waiting)
+        span = hi - lo
+        out = []
+        if self.precise or snap.total_blocks <= 0:
+            for v, p in zip(views, prefix_scores(snap, self.precise), strict=True):
+                q = queue * ((hi - v[1]) / span) if span else queue * 1.0
+                out.append(((0.0 + q) + kv * (1.0 - v[3])) + prefix * p)
+            return out
+        blocks = snap.total_blocks
+        for v in views:  # prefix_scores inline: matched blocks over the request's blocks
+            q = queue * ((hi - v[1]) / span) if span else queue * 1.0
+            p = min(v[7] / blocks, 1.0) if v[7] else 0.0
+            out.append(((0.0 + q) + kv * (1.0 - v[3])) + prefix * p)
+        return out
 
     def decide(self, snap: RoutingSnapshot) -> RoutingDecision:
         if not snap.engines:
@@ -96,16 +124,15 @@ class WeightedScorerRouter:
         return RoutingDecision(pick_tied(tied, snap.tie_break).engine_id, f"score {best:.3f}")
 
 
-def _add_queue(total: list[float], weight: float, views: tuple[EngineView, ...]) -> None:
-    """``weight x queue_scores(views)`` added to ``total``."""
-    queues = [v.num_waiting for v in views]
+def _add_queue(total: list[float], weight: float, views: tuple[EngineView, ...]) -> list[float]:
+    """``total`` plus ``weight x queue_scores(views)``."""
+    queues = [v[1] for v in views]
     lo, hi = min(queues), max(queues)
     if hi == lo:
-        for i in range(len(total)):
-            total[i] += weight * 1.0
-        return
-    for i, q in enumerate(queues):
-        total[i] += weight * ((hi - q) / (hi - lo))
+        term = weight * 1.0
+        return [t + term for t in total]
+    span = hi - lo
+    return [t + weight * ((hi - q) / span) for t, q in zip(total, queues, strict=True)]
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,15 @@ class _Parts:
 class _Kernel:
     """One attention kernel's calibrated roofline, with its denominators resolved."""
 
-    __slots__ = ("causal_div", "compute_div", "fixed_s", "fixed_sharpness", "memory_div", "sharp")
+    __slots__ = (
+        "causal_div",
+        "compute_div",
+        "fixed_s",
+        "fixed_sharpness",
+        "inverse_sharp",
+        "memory_div",
+        "sharp",
+    )
 
     def __init__(self, params: OpParams, peak: float, hbm: float) -> None:
         self.compute_div = peak * params.mfu
@@ -71,6 +79,7 @@ class _Kernel:
         self.causal_div = peak * causal
         self.memory_div = hbm * params.bw_eff
         self.sharp = params.sharpness
+        self.inverse_sharp = 1.0 if params.sharpness is None else 1 / params.sharpness
         self.fixed_s = params.fixed_s
         self.fixed_sharpness = params.fixed_sharpness
 
@@ -81,10 +90,14 @@ class _Kernel:
         if causal != 0.0:
             compute = compute + causal / self.causal_div
         memory = moved / self.memory_div
-        if self.sharp is None:
-            core = compute if compute >= memory else memory
-        else:
-            core = float(combine(compute, memory, self.sharp))
+        peak = memory if memory > compute else compute  # max(compute, memory)
+        sharp = self.sharp
+        if sharp is None or peak <= 0:
+            core = peak
+        else:  # opcost.combine's p-norm, the same operations
+            core = peak * float(
+                ((compute / peak) ** sharp + (memory / peak) ** sharp) ** self.inverse_sharp
+            )
         if self.fixed_sharpness is None:
             total = core + self.fixed_s
         else:
@@ -108,7 +121,14 @@ class FastRoofline:
         cal, peak, hbm = engine.cal, engine.peak, engine.hbm
         self.prefill = _Kernel(cal.op(Op.ATTENTION_PREFILL.value), peak, hbm)
         self.decode = _Kernel(cal.op(Op.ATTENTION_DECODE.value), peak, hbm)
-        self.cpu_overhead = engine.cpu_overhead
+        over = cal.family.overhead  # RooflineStepTime._cpu_overhead_s's terms
+        self.overhead_fixed_s, self.overhead_per_request_s = over.fixed_s, over.per_request_s
+        # Decode attention reads far more bytes per FLOP than the GPU's ridge point: with a
+        # margin of 2x, no rounding can make its compute bound the larger one, so a decode
+        # run needs only the memory bound (the maximum the reference takes is that one).
+        self.decode_memory_bound = (
+            2 * self.per_pair / self.decode.compute_div < self.kv_per_token / self.decode.memory_div
+        )
         self._tokens: dict[int, tuple[_Parts, _Parts] | None] = {}
         self._requests: dict[int, Cols] = {}
 
@@ -169,9 +189,10 @@ class FastRoofline:
     def step_time(self, batch: BatchShape) -> StepTime | None:
         """``breakdown(batch).step_time()``; None where only the reference applies (an empty
         batch, or operators shared before and after attention)."""
-        decodes = batch.decode_contexts
-        tokens = batch.num_tokens
-        requests = len(batch.prefills) + len(decodes)
+        decodes, prefills = batch.decode_contexts, batch.prefills
+        # BatchShape.num_tokens (the same integer sum), without the generator for one chunk.
+        tokens = prefills[0].new_tokens + len(decodes) if len(prefills) == 1 else batch.num_tokens
+        requests = len(prefills) + len(decodes)
         if requests == 0:
             return None
         parts = self._token_parts(tokens)
@@ -182,25 +203,8 @@ class FastRoofline:
             att.append(self._prefill_attention(batch))
         if decodes:
             att.append(self._decode_attention(float(len(decodes)), float(sum(decodes))))
-        return self._sum(parts, att, self._lm_parts(requests), requests)
-
-    def _sum(
-        self, parts: tuple[_Parts, _Parts], att: list[Cols], lm: Cols, requests: int
-    ) -> StepTime:
-        """``StepBreakdown.step_time`` over the operators in breakdown order."""
-        before, after = parts
-        if len(att) == 1:
-            (a,) = att
-            compute = sum((*before.compute, a[0], *after.compute, lm[0]))
-            memory = sum((*before.memory, a[1], *after.memory, lm[1]))
-            comm = sum((*before.communication, a[2], *after.communication, lm[2]))
-            fixed = sum((*before.fixed, a[3], *after.fixed, lm[3]))
-        else:
-            compute = sum((*before.compute, *(a[0] for a in att), *after.compute, lm[0]))
-            memory = sum((*before.memory, *(a[1] for a in att), *after.memory, lm[1]))
-            comm = sum((*before.communication, *(a[2] for a in att), *after.communication, lm[2]))
-            fixed = sum((*before.fixed, *(a[3] for a in att), *after.fixed, lm[3]))
-        overhead = fixed + (self.engine._cpu_overhead_s(requests) if self.cpu_overhead else 0.0)
+        compute, memory, comm, fixed = self._sums(parts, att, self._lm_parts(requests))
+        overhead = fixed + (self._cpu_overhead_s(requests) if self.engine.cpu_overhead else 0.0)
         return StepTime(
             total_s=compute + memory + comm + overhead,
             compute_s=compute,
@@ -208,6 +212,37 @@ class FastRoofline:
             communication_s=comm,
             overhead_s=overhead,
         )
+
+    @staticmethod
+    def _sums(parts: tuple[_Parts, _Parts], att: list[Cols], lm: Cols) -> Cols:
+        """``StepBreakdown.step_time``'s four sums over the operators in breakdown order:
+        compute, memory, communication, fixed."""
+        before, after = parts
+        if len(att) == 1:
+            (a,) = att
+            return (
+                sum((*before.compute, a[0], *after.compute, lm[0])),
+                sum((*before.memory, a[1], *after.memory, lm[1])),
+                sum((*before.communication, a[2], *after.communication, lm[2])),
+                sum((*before.fixed, a[3], *after.fixed, lm[3])),
+            )
+        if len(att) == 2:  # prefill and decode attention: a mixed step
+            p, d = att
+            return (
+                sum((*before.compute, p[0], d[0], *after.compute, lm[0])),
+                sum((*before.memory, p[1], d[1], *after.memory, lm[1])),
+                sum((*before.communication, p[2], d[2], *after.communication, lm[2])),
+                sum((*before.fixed, p[3], d[3], *after.fixed, lm[3])),
+            )
+        return (
+            sum((*before.compute, *(a[0] for a in att), *after.compute, lm[0])),
+            sum((*before.memory, *(a[1] for a in att), *after.memory, lm[1])),
+            sum((*before.communication, *(a[2] for a in att), *after.communication, lm[2])),
+            sum((*before.fixed, *(a[3] for a in att), *after.fixed, lm[3])),
+        )
+
+    def _cpu_overhead_s(self, requests: int) -> float:
+        return self.overhead_fixed_s + self.overhead_per_request_s * requests
 
     # -- decode runs ----------------------------------------------------------------------------
     def decode_run_rest(self, num_decodes: int, first_sum_context: int) -> float | None:
@@ -217,24 +252,35 @@ class FastRoofline:
         if parts is None:
             return None
         att = self._decode_attention(float(num_decodes), float(first_sum_context))
-        total = self._sum(parts, [att], self._lm_parts(num_decodes), num_decodes).total_s
+        compute, memory, comm, fixed = self._sums(parts, [att], self._lm_parts(num_decodes))
+        overhead = fixed + (self._cpu_overhead_s(num_decodes) if self.engine.cpu_overhead else 0.0)
+        total = compute + memory + comm + overhead  # StepTime.total_s
         return total - (att[0] + att[1] + att[2] + att[3])
 
     def decode_run_scalar(
         self, rest: float, num_decodes: int, first_sum_context: int, num_steps: int
     ) -> npt.NDArray[np.float64] | None:
         """The run's step durations with Python floats (None: the attention kernel has a p-norm,
-        whose power numpy may round differently, or the run is long: use numpy)."""
+        whose power numpy may round differently, or the run is long: use numpy).
+
+        Contexts are whole numbers far below 2**53, so stepping them as floats is exact."""
         k = self.decode
         if k.sharp is not None or k.fixed_sharpness is not None or num_steps > SCALAR_RUN_STEPS:
             return None
-        per_pair, kv, layers = self.per_pair, self.kv_per_token, self.layers
+        kv, layers = self.kv_per_token, float(self.layers)
         queries = 2 * float(num_decodes) * self.q_width * self.act_bytes
-        cdiv, mdiv, fixed = k.compute_div, k.memory_div, k.fixed_s
+        mdiv, fixed = k.memory_div, k.fixed_s
+        ctx, grow = float(first_sum_context), float(num_decodes)
         out = []
-        for j in range(num_steps):
-            ctx = float(first_sum_context + num_decodes * j)
-            c = per_pair * ctx / cdiv
-            m = (ctx * kv + queries) / mdiv
-            out.append(rest + layers * ((c if c >= m else m) + fixed))
+        if self.decode_memory_bound:
+            for _ in range(num_steps):
+                out.append(rest + layers * ((ctx * kv + queries) / mdiv + fixed))
+                ctx += grow
+        else:
+            per_pair, cdiv = self.per_pair, k.compute_div
+            for _ in range(num_steps):
+                c = per_pair * ctx / cdiv
+                m = (ctx * kv + queries) / mdiv
+                out.append(rest + layers * ((c if c >= m else m) + fixed))
+                ctx += grow
         return np.array(out, dtype=np.float64)
