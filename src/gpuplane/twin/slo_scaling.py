@@ -4,7 +4,9 @@ period with what a real deployment of it would read.
 - Replicas: Ready pods, pods still loading (with the ready time their engine reported), and
   pods not yet started (loading from their creation, at the cold-start estimate).
 - Signals: the router's arrival counts per sync period (the twin's request stream), the token
-  means of recent requests, and PromQL over the cluster's series store for the engines' gauges
+  means and prompt-length quantiles of recent requests (what ``histogram_quantile`` over
+  ``vllm:request_prompt_tokens`` gives a live scaler, without the buckets' coarseness), and
+  PromQL over the cluster's series store for the engines' gauges
   (``vllm:num_requests_waiting``/``running``, ``vllm:kv_cache_usage_perc``, preemption rate,
   TTFT p90 and ITL p99 from the histograms).
 - Capacity: ``twin.slo_capacity`` fits the analytic capacity model's per-replica figures to the
@@ -15,6 +17,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from gpuplane.autoscaler.promql.evaluator import evaluate
 from gpuplane.autoscaler.slo.capacity import CapacityModel, PoolRole, SloTargets
@@ -34,6 +38,8 @@ from gpuplane.twin.serving_runtime import ServingRuntime
 from gpuplane.twin.serving_spec import SloScalerSpec
 
 HISTORY_STEPS = 40  # arrival-rate history the forecast sees (10 minutes at 15 s)
+MIX_WINDOW_S = 300.0  # the request mix is read over the last five minutes
+PROMPT_QUANTILES = (0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
 
 
 @dataclass(slots=True)
@@ -143,10 +149,36 @@ class SloScaling:
             preemptions_per_s=scalar(f"sum(rate(vllm:num_preemptions_total{sel}[1m]))") or 0.0,
             ttft_p90_s=ttft,
             itl_p99_s=itl,
+            prompt_quantiles=self._prompt_quantiles(service, now),
         )
 
+    def _prompt_quantiles(self, service: str, now: float) -> tuple[tuple[float, float], ...]:
+        svc = self.serving.services[service]
+        return prompt_quantiles(svc.arrivals, svc.prompts, now)
+
     def summary(self) -> list[dict[str, object]]:
+        """Per scaler: scale events, the highest count asked for, and the observed-over-
+        predicted latency ratios it ended with (near 1: the capacity model describes the
+        engines)."""
         return [
-            {"service": s.spec.service, "scale_events": s.scale_events, "max_replicas": s.max_seen}
+            {
+                "service": s.spec.service,
+                "scale_events": s.scale_events,
+                "max_replicas": s.max_seen,
+                "ttft_correction": round(s.memory.ttft_correction, 3),
+                "itl_correction": round(s.memory.itl_correction, 3),
+            }
             for s in self.scalers
         ]
+
+
+def prompt_quantiles(
+    arrivals: np.ndarray, prompts: np.ndarray, now: float
+) -> tuple[tuple[float, float], ...]:
+    """Prompt-length quantiles of the requests that arrived in ``(now - MIX_WINDOW_S, now]``
+    (none without requests: the capacity model then takes every prompt at the mean)."""
+    lo, hi = np.searchsorted(arrivals, [now - MIX_WINDOW_S, now], side="right")
+    if hi <= lo:
+        return ()
+    values = np.quantile(prompts[lo:hi], PROMPT_QUANTILES)
+    return tuple((q, float(v)) for q, v in zip(PROMPT_QUANTILES, values, strict=True))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -120,13 +121,86 @@ def test_sustainable_rate_is_read_off_the_utilisation() -> None:
     assert sustainable_rps(CAPACITY, PoolRole.PREFILL, 0, MIX, 1.0) == 0.0
 
 
+# --- prompt-length tails: TTFT p90 and prefill stalls in the decode stream ------------------
+
+# A chat-like mix: most prompts near 1000 tokens, a tenth of them 3000-4000.
+CHAT = LoadMix(
+    1200.0,
+    200.0,
+    ((0.0, 100.0), (0.5, 1000.0), (0.9, 3000.0), (0.99, 4000.0), (1.0, 8000.0)),
+)
+# Figures of a 70B-class model on four H100-class GPUs: 14k prefill tokens/s, 17 ms decode steps.
+BIG = AnalyticCapacity(
+    prefill_tokens_per_s=14_000.0,
+    decode_base_step_s=0.017,
+    decode_step_per_kv_token_s=2.2e-8,
+    kv_capacity_tokens=1_000_000.0,
+    max_num_batched_tokens=8192,
+)
+
+
+def test_load_mix_quantiles_interpolate_and_are_checked() -> None:
+    assert CHAT.prompt_tokens_at(0.5) == 1000.0
+    assert CHAT.prompt_tokens_at(0.7) == pytest.approx(2000.0)
+    assert CHAT.prompt_tokens_at(-1.0) == 100.0 and CHAT.prompt_tokens_at(2.0) == 8000.0
+    assert MIX.prompt_tokens_at(0.99) == 1000.0  # no points: the mean
+    with pytest.raises(ValueError, match="increasing"):
+        LoadMix(1.0, 1.0, ((0.9, 5.0), (0.5, 6.0)))
+    with pytest.raises(ValueError, match="non-decreasing"):
+        LoadMix(1.0, 1.0, ((0.5, 5.0), (0.9, 4.0)))
+
+
+def test_ttft_p90_is_the_prefill_of_a_90th_percentile_prompt() -> None:
+    p = BIG.predict(PoolRole.PREFILL, 8, 0.5, CHAT)
+    assert p.ttft_p90_s == pytest.approx(3000.0 / 14_000.0)
+    unified = BIG.predict(PoolRole.UNIFIED, 8, 0.5, CHAT).ttft_p90_s
+    assert unified is not None and p.ttft_p90_s < unified < p.ttft_p90_s + 0.02  # + a step
+
+
+def test_itl_p99_is_a_decode_step_stalled_by_a_prompt() -> None:
+    """With one prompt per replica per second and ~55 decode steps per second, about 1.8 % of
+    the steps carry a prompt, so the 99th-percentile gap is a step stalled by the prompt of the
+    1 - 0.01/0.018 = 45th percentile."""
+    p = BIG.predict(PoolRole.UNIFIED, 4, 4.0, CHAT)
+    assert p.itl_p99_s is not None
+    step = BIG.predict(PoolRole.DECODE, 4, 4.0, CHAT).itl_p99_s
+    assert step is not None and step < 0.025
+    assert 800.0 / 14_000.0 < p.itl_p99_s - step < 1000.0 / 14_000.0
+    # Fewer prompts per replica: the stalls drop below 1 % and the tail is a plain step.
+    quiet = BIG.predict(PoolRole.UNIFIED, 16, 4.0, CHAT).itl_p99_s
+    assert quiet is not None and quiet < 0.03
+    # More prompts per replica: the tail moves to the long prompts.
+    busy = BIG.predict(PoolRole.UNIFIED, 1, 4.0, CHAT).itl_p99_s
+    assert busy is not None and busy > 3000.0 / 14_000.0
+
+
+def test_the_token_budget_caps_a_stall() -> None:
+    long = LoadMix(6000.0, 100.0, ((0.0, 4000.0), (1.0, 8000.0)))
+    whole = replace(BIG, max_num_batched_tokens=None).predict(PoolRole.UNIFIED, 1, 1.0, long)
+    chunked = replace(BIG, max_num_batched_tokens=2048).predict(PoolRole.UNIFIED, 1, 1.0, long)
+    assert whole.itl_p99_s is not None and chunked.itl_p99_s is not None
+    assert chunked.itl_p99_s < 2048 / 14_000.0 + 0.03 < whole.itl_p99_s
+
+
+def test_a_decode_pool_has_no_prefill_stalls() -> None:
+    short = LoadMix(1200.0, 200.0, ((0.0, 1200.0), (1.0, 1200.0)))
+    a = BIG.predict(PoolRole.DECODE, 2, 6.0, CHAT).itl_p99_s
+    b = BIG.predict(PoolRole.DECODE, 2, 6.0, short).itl_p99_s
+    assert a == b
+
+
 rates = st.floats(min_value=0.0, max_value=60.0)
 roles = st.sampled_from(list(PoolRole))
+tails = st.lists(st.floats(min_value=1.0, max_value=9000.0), min_size=0, max_size=5).map(
+    lambda ts: tuple(zip((0.0, 0.5, 0.9, 0.99, 1.0), sorted(ts), strict=False))
+)
 mixes = st.builds(
     LoadMix,
     st.floats(min_value=1.0, max_value=8000.0),
     st.floats(min_value=1.0, max_value=2000.0),
+    tails,
 )
+models = st.sampled_from([CAPACITY, BIG, replace(BIG, max_num_batched_tokens=None)])
 
 
 def _le(a: float | None, b: float | None) -> bool:
@@ -134,14 +208,14 @@ def _le(a: float | None, b: float | None) -> bool:
     return a <= b * (1 + 1e-9) or b == math.inf
 
 
-@settings(max_examples=150, deadline=None)
-@given(roles, st.integers(1, 40), rates, rates, mixes)
+@settings(max_examples=300, deadline=None)
+@given(roles, st.integers(1, 40), rates, rates, mixes, models)
 def test_predictions_do_not_worsen_with_replicas_or_improve_with_rate(
-    role: PoolRole, n: int, r1: float, r2: float, mix: LoadMix
+    role: PoolRole, n: int, r1: float, r2: float, mix: LoadMix, model: AnalyticCapacity
 ) -> None:
     lo, hi = sorted((r1, r2))
-    few, more = CAPACITY.predict(role, n, hi, mix), CAPACITY.predict(role, n + 1, hi, mix)
-    light = CAPACITY.predict(role, n, lo, mix)
+    few, more = model.predict(role, n, hi, mix), model.predict(role, n + 1, hi, mix)
+    light = model.predict(role, n, lo, mix)
     assert more.utilisation <= few.utilisation and light.utilisation <= few.utilisation
     if role is not PoolRole.DECODE:
         assert _le(more.ttft_p90_s, few.ttft_p90_s) and _le(light.ttft_p90_s, few.ttft_p90_s)

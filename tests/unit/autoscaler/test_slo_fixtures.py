@@ -4,7 +4,7 @@ snapshots, and a small closed loop that applies decisions with a cold start."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuplane.autoscaler.slo.analytic import AnalyticCapacity
@@ -26,13 +26,15 @@ NOW = 100_000.0
 STEP = 15.0
 SETTINGS = SloScalerSettings()
 
-# A replica prefills 2500 tokens/s (0.4 s for a 1000-token prompt, 2.5 req/s at saturation) and
-# decodes with 10 ms of weight reads per step plus 50 ns per resident KV token.
+# A replica prefills 2500 tokens/s (0.4 s for a 1000-token prompt, 2.5 req/s at saturation) in
+# chunks of at most 256 tokens (a decode step stalled by a chunk takes ~0.11 s), and decodes with
+# 10 ms of weight reads per step plus 50 ns per resident KV token.
 CAPACITY = AnalyticCapacity(
     prefill_tokens_per_s=2500.0,
     decode_base_step_s=0.010,
     decode_step_per_kv_token_s=5e-8,
     kv_capacity_tokens=300_000.0,
+    max_num_batched_tokens=256,
 )
 
 
@@ -73,6 +75,24 @@ def decide_one(
     pool: PoolSnapshot, settings: SloScalerSettings = SETTINGS, now: float = NOW
 ) -> PoolDecision:
     return decide(SloSnapshot(now, (pool,)), settings).pools[0]
+
+
+def learn(
+    pool: PoolSnapshot, times: int = 40, settings: SloScalerSettings = SETTINGS
+) -> PoolDecision:
+    """Decide ``times`` times on the same signals, the memory carried over (each decision
+    15 s later): the corrections converge to what these latencies say."""
+    d = decide_one(pool, settings)
+    for i in range(1, times):
+        d = decide_one(replace(pool, memory=d.memory), settings, NOW + i * STEP)
+    return d
+
+
+def correction_for(observed: float, predicted: float, target: float) -> float:
+    """The ratio a steady pool converges to: observed over predicted, clamped, and trusted in
+    proportion to how close to the target the pool runs."""
+    raw = min(SETTINGS.correction_max, max(SETTINGS.correction_min, observed / predicted))
+    return 1.0 + (raw - 1.0) * min(1.0, max(observed, predicted) / target)
 
 
 def needed_for(rate: float, pool: PoolSnapshot, settings: SloScalerSettings = SETTINGS) -> int:

@@ -24,8 +24,10 @@ from tests.unit.autoscaler.test_slo_fixtures import (
     NOW,
     SETTINGS,
     Loop,
+    correction_for,
     decide_one,
     flat,
+    learn,
     make_pool,
     needed_for,
 )
@@ -67,7 +69,7 @@ def test_prefill_pool_reacts_to_ttft_and_prompt_load_not_kv() -> None:
     predicted = CAPACITY.predict(PoolRole.PREFILL, 4, 6.0, prefill.signals.mix).ttft_p90_s
     assert predicted is not None
     slow = replace(prefill, signals=replace(prefill.signals, ttft_p90_s=3 * predicted))
-    assert decide_one(slow).desired_replicas > base.desired_replicas
+    assert learn(slow).desired_replicas > base.desired_replicas
     kv_full = replace(
         prefill,
         signals=replace(prefill.signals, kv_cache_usage=1.0, preemptions_per_s=5.0, itl_p99_s=9.0),
@@ -94,7 +96,9 @@ def test_decode_pool_reacts_to_kv_preemptions_and_itl_not_ttft() -> None:
     predicted = CAPACITY.predict(PoolRole.DECODE, 2, 6.0, decode.signals.mix).itl_p99_s
     assert predicted is not None
     slow = replace(decode, signals=replace(decode.signals, itl_p99_s=predicted * 4))
-    assert decide_one(slow).numbers.itl_correction == pytest.approx(4.0)
+    learnt = learn(slow).numbers.itl_correction
+    assert learnt == pytest.approx(correction_for(predicted * 4, predicted, 0.2), rel=1e-3)
+    assert learnt > 1.5
     ttft_bad = replace(
         decode, signals=replace(decode.signals, ttft_p90_s=99.0, num_requests_waiting=0.0)
     )

@@ -65,7 +65,7 @@ def test_decisions_stay_within_bounds_and_keep_loading_pods(pool: PoolSnapshot) 
         assert d.desired_replicas >= current - removable
         assert d.numbers.stabilised is not None
         assert d.desired_replicas >= d.numbers.stabilised
-    window = SETTINGS.scale_down_stabilization_s
+    window = SETTINGS.stabilization_s(pool.cold_start_s)
     recs = d.memory.recommendations
     assert all(r.t_s > NOW - window for r in recs)
     if recs:  # this decision's figure comes last

@@ -22,8 +22,10 @@ from tests.unit.autoscaler.test_slo_fixtures import (
     SETTINGS,
     STEP,
     Loop,
+    correction_for,
     decide_one,
     flat,
+    learn,
     make_pool,
     needed_for,
 )
@@ -49,13 +51,18 @@ def test_scales_up_for_the_rate_expected_when_new_replicas_serve() -> None:
     rates = tuple(2.0 + 0.15 * i for i in range(41))  # 8 req/s now, +0.6 req/s per minute
     ready = needed_for(8.0, make_pool())
     pool = make_pool(rates=rates, ready=ready)
-    d = decide_one(pool)
+    linear = SloScalerSettings(forecast_damping=1.0)  # Holt's undamped trend: exact on a line
+    d = decide_one(pool, linear)
     at_horizon = 8.0 + 0.15 * (195.0 / STEP)  # cold start 180 s + one 15 s sync period
     assert d.numbers.horizon_s == 195.0
     assert d.numbers.trend_rps_per_s == pytest.approx(0.01)
     assert d.numbers.forecast_rps >= at_horizon
     assert d.desired_replicas >= needed_for(at_horizon, pool) > ready
     assert d.action is ScaleAction.SCALE_UP
+    # The default damped trend adds less of the slope, but still scales ahead of the rate.
+    damped = decide_one(pool)
+    assert 8.0 < damped.numbers.forecast_rps < d.numbers.forecast_rps
+    assert damped.action is ScaleAction.SCALE_UP
     # The same rate without a trend needs fewer.
     assert decide_one(make_pool(rates=flat(8.0), ready=ready)).desired_replicas < d.desired_replicas
 
@@ -65,14 +72,15 @@ def test_forecast_keeps_the_slo_through_a_ramp_a_reactive_scaler_misses() -> Non
     ahead.run(70 * 60)
     behind = Loop(ramp, ready=2, settings=REACTIVE)
     behind.run(70 * 60)
-    # A ramp cannot be seen before it starts; after that the forecast keeps ahead of it.
-    assert ahead.slo_misses() <= 180 / STEP / 2
-    assert ahead.slo_misses() * 4 < behind.slo_misses()
+    # A ramp cannot be seen before it starts; after that the forecast keeps (nearly) ahead of
+    # it: fewer misses than one cold start's worth of decisions, a reactive scaler many more.
+    assert ahead.slo_misses() <= 180 / STEP
+    assert ahead.slo_misses() * 5 < behind.slo_misses()
     assert all(c > 0 for c in ahead.changes())
 
 
 def test_a_longer_cold_start_scales_earlier() -> None:
-    rates = tuple(2.0 + 0.15 * i for i in range(41))
+    rates = tuple(1.0 + 0.2 * i for i in range(41))
     quick = decide_one(make_pool(rates=rates, ready=4, cold_start_s=30.0))
     slow = decide_one(make_pool(rates=rates, ready=4, cold_start_s=600.0))
     assert slow.numbers.forecast_rps > quick.numbers.forecast_rps
@@ -141,21 +149,25 @@ def test_scale_down_waits_for_the_stabilisation_window() -> None:
     downs = [i for i, d in enumerate(after) if d.action is ScaleAction.SCALE_DOWN]
     assert downs, "never scaled down"
     seconds_after_drop = (downs[0] + 1) * STEP
-    window = SETTINGS.scale_down_stabilization_s
+    window = SETTINGS.stabilization_s(180.0)  # the horizon: 180 s cold start + 15 s
+    assert window == 195.0
     assert window <= seconds_after_drop <= window + 60
     assert all(d.desired_replicas == high + 1 for d in after[: downs[0]])
     assert after[-1].desired_replicas < high
 
 
-def test_stabilisation_uses_the_highest_need_of_the_window() -> None:
+@pytest.mark.parametrize("window", [None, 300.0])
+def test_stabilisation_uses_the_highest_need_of_the_window(window: float | None) -> None:
+    settings = SloScalerSettings(scale_down_stabilization_s=window)
+    span = settings.stabilization_s(180.0)
     pool = make_pool(rates=flat(1.0), ready=8)
-    inside = replace(pool, memory=PoolMemory((Recommendation(NOW - 290.0, 8),), NOW))
-    d = decide_one(inside)
+    inside = replace(pool, memory=PoolMemory((Recommendation(NOW - span + 10, 8),), NOW))
+    d = decide_one(inside, settings)
     assert d.action is ScaleAction.HOLD
     assert d.numbers.stabilised == 8
     assert "stabilising" in d.reason
-    outside = replace(pool, memory=covered(8, ago=310.0))
-    d = decide_one(outside)
+    outside = replace(pool, memory=covered(8, ago=span + 10))
+    d = decide_one(outside, settings)
     assert d.action is ScaleAction.SCALE_DOWN
     assert d.numbers.stabilised == d.numbers.needed_down < 8
     # The memory forgets what left the window and keeps this decision's figure.
@@ -252,16 +264,74 @@ def test_observed_ttft_above_prediction_corrects_the_model() -> None:
     predicted = CAPACITY.predict(PoolRole.UNIFIED, 4, 6.0, base.signals.mix).ttft_p90_s
     assert predicted is not None
     slow = make_pool(rates=flat(6.0), ready=4, ttft_p90_s=predicted * 2.5)
-    d0, d1 = decide_one(base), decide_one(slow)
-    assert d1.numbers.ttft_correction == pytest.approx(2.5)
-    assert d1.numbers.needed_slo > d0.numbers.needed_slo
-    absurd = decide_one(make_pool(rates=flat(6.0), ready=4, ttft_p90_s=1e6))
-    assert absurd.numbers.ttft_correction == SETTINGS.correction_max
-    quick = decide_one(make_pool(rates=flat(6.0), ready=4, ttft_p90_s=1e-6))
-    assert quick.numbers.ttft_correction == SETTINGS.correction_min
+    target = correction_for(predicted * 2.5, predicted, 2.0)
+    assert target > 1.5
+    # One decision moves the (log) correction a quarter of the way; repeated ones converge.
+    first = decide_one(slow).numbers.ttft_correction
+    assert first == pytest.approx(target**SETTINGS.correction_smoothing)
+    learnt = learn(slow)
+    assert learnt.numbers.ttft_correction == pytest.approx(target, rel=1e-3)
+    assert learnt.numbers.corrections_settled
+    assert learnt.numbers.needed_slo > decide_one(base).numbers.needed_slo
+    absurd = learn(make_pool(rates=flat(6.0), ready=4, ttft_p90_s=1e6))
+    assert absurd.numbers.ttft_correction == pytest.approx(SETTINGS.correction_max, rel=1e-3)
+    quick = learn(make_pool(rates=flat(6.0), ready=4, ttft_p90_s=1e-6))
+    assert quick.numbers.ttft_correction == pytest.approx(
+        correction_for(1e-6, predicted, 2.0), rel=1e-4
+    )
+    assert quick.numbers.ttft_correction < 1.0
+
+
+def test_a_ratio_measured_far_below_the_target_is_mostly_ignored() -> None:
+    """At 1 req/s over 8 replicas TTFT is the prefill alone; a constant 0.3 s the model misses
+    (network, detokenisation) adds 70 % to it, but says little about the queue near the target,
+    so only about a third of that is applied (the pool runs at a third of the 2 s target)."""
+    pool = make_pool(rates=flat(1.0), ready=8)
+    predicted = CAPACITY.predict(PoolRole.UNIFIED, 8, 1.0, pool.signals.mix).ttft_p90_s
+    assert predicted is not None
+    observed = predicted + 0.3
+    d = learn(replace(pool, signals=replace(pool.signals, ttft_p90_s=observed)))
+    raw = observed / predicted
+    assert d.numbers.ttft_correction == pytest.approx(
+        correction_for(observed, predicted, 2.0), rel=1e-4
+    )
+    assert 1.0 < d.numbers.ttft_correction < 1.0 + 0.4 * (raw - 1.0)
+
+
+def test_corrections_are_learnt_only_in_a_steady_state() -> None:
+    pool = make_pool(rates=flat(6.0), ready=4, ttft_p90_s=1.5)
+    steady = learn(pool, times=8)
+    assert steady.numbers.corrections_settled and steady.numbers.ttft_correction > 1.0
+    # The Ready count changed since the last decision: the window mixes two pool sizes.
+    memory = replace(steady.memory, ready=3, ttft_correction=1.0)
+    changed = decide_one(replace(pool, memory=memory), now=NOW + 600)
+    assert not changed.numbers.corrections_settled
+    assert changed.numbers.ttft_correction == 1.0
+    assert changed.memory.unsettled_s == NOW + 600 and changed.memory.ready == 4
+    # Still within one latency window (60 s) of the change: nothing learnt.
+    later = decide_one(replace(pool, memory=changed.memory), now=NOW + 645)
+    assert not later.numbers.corrections_settled and later.numbers.ttft_correction == 1.0
+    # A whole window later the latencies describe this pool again.
+    settled = decide_one(replace(pool, memory=later.memory), now=NOW + 660)
+    assert settled.numbers.corrections_settled and settled.numbers.ttft_correction > 1.0
+    # A backlog (more queued than 6 req/s x 2 s) measures its own drain, not the model.
+    queued = replace(pool, signals=replace(pool.signals, num_requests_waiting=200.0))
+    backlog = decide_one(replace(queued, memory=replace(steady.memory, ttft_correction=1.0)))
+    assert not backlog.numbers.corrections_settled
+    assert backlog.numbers.ttft_correction == 1.0
 
 
 def test_pool_targets_override_the_settings() -> None:
     pool = make_pool(rates=flat(6.0), ready=4)
     strict = replace(pool, slo=SloTargets(ttft_p90_s=0.5, itl_p99_s=0.05))
     assert decide_one(strict).numbers.needed > decide_one(pool).numbers.needed
+
+
+def test_the_reason_names_the_objective_that_binds() -> None:
+    d = decide_one(make_pool(rates=flat(4.0), ready=1, cold_start_s=0.0))
+    assert d.numbers.binding == "slo" and d.desired_replicas == 3
+    assert "(TTFT p90 at 2 would be" in d.reason and "> 2 s)" in d.reason
+    # A tight ITL objective binds on the decode stream instead.
+    itl = replace(make_pool(rates=flat(1.0), ready=1, cold_start_s=0.0), slo=SloTargets(9.0, 0.02))
+    d = decide_one(itl)
+    assert "(ITL p99 at" in d.reason and "> 0.02 s)" in d.reason

@@ -17,7 +17,15 @@ from gpuplane.core.errors import InputError
 def test_defaults() -> None:
     s = SloScalerSettings()
     assert s.targets() == SloTargets(2.0, 0.2)
-    assert s.scale_down_stabilization_s == 300.0
+    # The scale-down window follows the pool's horizon (cold start + sync period) unless set.
+    assert s.scale_down_stabilization_s is None
+    assert s.stabilization_s(180.0) == 195.0
+    assert SloScalerSettings(scale_down_stabilization_s="5m").stabilization_s(60.0) == 300.0
+    assert (s.forecast_damping, s.forecast_cap_at_peak, s.correction_smoothing) == (
+        0.95,
+        True,
+        0.25,
+    )
     assert s.idle_window_s == 300.0
     assert s.kv_usage_target == 0.8
     assert s.sync_period_s == 15.0
@@ -58,6 +66,9 @@ def test_unknown_key_suggests_the_right_one() -> None:
         ("max_scale_down_fraction", 0.0),
         ("max_scale_up_replicas", 0),
         ("correction_max", 0.9),
+        ("correction_smoothing", 0.0),
+        ("forecast_damping", 0.5),
+        ("scale_down_stabilization_s", "-1"),
         ("ttft_p90_s", 0),
     ],
 )

@@ -169,8 +169,7 @@ def test_a_selector_error_aborts_but_devices_in_use_are_never_evaluated() -> Non
     out = run([c], [s], allocated=[])
     assert out.kind is OutcomeKind.ERROR
     assert out.message.startswith(
-        "claim default/c: selector #0: CEL runtime error: "
-        "no such key: index. Consider using"
+        "claim default/c: selector #0: CEL runtime error: no such key: index. Consider using"
     )
     assert run([c], [s], allocated=[("n0", "d1")]).kind is OutcomeKind.NO_SOLUTION
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import StrEnum
+from itertools import pairwise
 from typing import Protocol
 
 
@@ -32,10 +33,40 @@ class PoolRole(StrEnum):
 @dataclass(frozen=True, slots=True)
 class LoadMix:
     """The request mix of the recent window (``vllm:request_prompt_tokens`` and
-    ``vllm:request_generation_tokens`` means)."""
+    ``vllm:request_generation_tokens`` means).
+
+    ``prompt_quantiles`` is the prompt-length distribution as ``(probability, tokens)`` points
+    in increasing order (what ``histogram_quantile`` over ``vllm:request_prompt_tokens`` gives).
+    Tail latencies depend on it, not on the mean: the 90th-percentile TTFT is mostly the
+    prefill of a 90th-percentile prompt, and the 99th-percentile inter-token gap is a decode
+    step stalled behind a long prompt's prefill. Without points every prompt is taken to be
+    the mean length.
+    """
 
     mean_prompt_tokens: float
     mean_output_tokens: float
+    prompt_quantiles: tuple[tuple[float, float], ...] = ()
+
+    def __post_init__(self) -> None:
+        probs = [q for q, _ in self.prompt_quantiles]
+        tokens = [t for _, t in self.prompt_quantiles]
+        if any(not 0.0 <= q <= 1.0 for q in probs) or probs != sorted(probs):
+            raise ValueError("prompt quantile probabilities must be increasing within [0, 1]")
+        if tokens != sorted(tokens) or any(not (math.isfinite(t) and t >= 0) for t in tokens):
+            raise ValueError("prompt quantile token counts must be finite, >= 0, non-decreasing")
+
+    def prompt_tokens_at(self, q: float) -> float:
+        """The ``q`` quantile of prompt length, linear between the given points (the nearest
+        point outside them; the mean without any)."""
+        points = self.prompt_quantiles
+        if not points:
+            return self.mean_prompt_tokens
+        if q <= points[0][0]:
+            return points[0][1]
+        for (q0, t0), (q1, t1) in pairwise(points):
+            if q <= q1:
+                return t0 if q1 <= q0 else t0 + (t1 - t0) * (q - q0) / (q1 - q0)
+        return points[-1][1]
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,8 @@ class PoolNumbers:
     figure recorded for the scale-down window; ``stabilised`` is the window's highest.
     ``kv_demand`` is the KV cache the forecast load would occupy, in replicas' worth at 100 %.
     ``predicted`` is the capacity model's answer at the desired count and the forecast rate.
+    ``corrections_settled`` says whether this decision's latencies updated the corrections (the
+    pool was in a steady state for a whole latency window).
     """
 
     observed_rps: float
@@ -39,6 +41,7 @@ class PoolNumbers:
     horizon_s: float
     ttft_correction: float
     itl_correction: float
+    corrections_settled: bool
     waiting: float
     projected_queue: float
     backlog_rps: float

@@ -14,8 +14,9 @@
 
 Observed latencies correct the model the way Dynamo's SLA planner does: the ratio of the
 observed to the predicted latency at the current replicas and rate (clamped) multiplies every
-prediction, so unmodelled effects (burstiness, prefix-cache hits, chunked-prefill interference)
-feed back into the count.
+prediction, so unmodelled effects (burstiness, prefix-cache hits, interference) feed back into
+the count. Unlike a raw ratio, it is learnt only in steady state, shrunk toward 1 when the pool
+runs far below the target, and smoothed across decisions (see :func:`corrections`).
 """
 
 from __future__ import annotations
@@ -85,30 +86,92 @@ def smallest_meeting(
     return lo, False
 
 
-def _ratio(observed: float | None, predicted: float | None, lo: float, hi: float) -> float:
+def shortfall(
+    pool: PoolSnapshot, replicas: int, rate: float, targets: SloTargets, fixes: Corrections
+) -> str:
+    """Why ``replicas`` do not meet the SLO at ``rate``: the first objective the corrected
+    prediction misses, with its figure (for the decision's reason)."""
+    p = pool.capacity.predict(pool.role, replicas, rate, pool.signals.mix)
+    if not p.utilisation < 1.0:
+        return f"{replicas} would saturate (utilisation {p.utilisation:.2f})"
+    checks = (
+        ("TTFT p90", p.ttft_p90_s, fixes.ttft, targets.ttft_p90_s),
+        ("ITL p99", p.itl_p99_s, fixes.itl, targets.itl_p99_s),
+    )
+    for name, value, factor, target in checks:
+        if value is not None and not value * factor <= target:
+            return f"{name} at {replicas} would be {value * factor:.3g} s > {target:.3g} s"
+    return f"{replicas} meet it"
+
+
+@dataclass(frozen=True, slots=True)
+class CorrectionUpdate:
+    """The corrections one decision applies, and what it remembers about the pool's state."""
+
+    fixes: Corrections
+    ready: int
+    unsettled_s: float | None
+    settled: bool
+
+
+def _ratio(
+    observed: float | None, predicted: float | None, target: float, lo: float, hi: float
+) -> float | None:
+    """Observed over predicted, trusted in proportion to how close to the target the pool
+    runs (None when there is nothing to compare).
+
+    Far below the target the ratio is mostly fixed costs and the histogram's bucket width,
+    and multiplying a queueing tail by it would mislead; near the target it is what matters.
+    """
     if observed is None or predicted is None:
-        return 1.0
+        return None
     if not (math.isfinite(predicted) and predicted > 0 and math.isfinite(observed)):
-        return 1.0
-    return min(hi, max(lo, observed / predicted))
+        return None
+    raw = min(hi, max(lo, observed / predicted))
+    weight = min(1.0, max(observed, predicted) / target)
+    return min(hi, max(lo, 1.0 + (raw - 1.0) * weight))
+
+
+def _blend(old: float, new: float | None, weight: float) -> float:
+    """Geometric moving average of ratios (``new`` None keeps ``old``)."""
+    if new is None:
+        return old
+    return math.exp((1.0 - weight) * math.log(old) + weight * math.log(new))
 
 
 def corrections(
-    pool: PoolSnapshot, observed_rps: float, settings: SloScalerSettings
-) -> Corrections:
-    """Observed over predicted latency at the Ready replicas and the observed rate."""
-    ready = pool.replicas.ready
-    if ready < 1 or observed_rps <= 0:
-        return Corrections()
-    sig = pool.signals
-    predicted = pool.capacity.predict(pool.role, ready, observed_rps, sig.mix)
-    lo, hi = settings.correction_min, settings.correction_max
-    ttft = itl = 1.0
-    if pool.role is not PoolRole.DECODE:
-        ttft = _ratio(sig.ttft_p90_s, predicted.ttft_p90_s, lo, hi)
-    if pool.role is not PoolRole.PREFILL:
-        itl = _ratio(sig.itl_p99_s, predicted.itl_p99_s, lo, hi)
-    return Corrections(ttft, itl)
+    pool: PoolSnapshot,
+    observed_rps: float,
+    targets: SloTargets,
+    settings: SloScalerSettings,
+    now_s: float,
+) -> CorrectionUpdate:
+    """Observed over predicted latency at the Ready replicas and the observed rate, smoothed
+    across decisions, learnt only while the pool is in a steady state.
+
+    The latency histograms cover the last ``window_s``. A window in which the Ready count
+    changed mixes two pool sizes, and one with a queued backlog (more waiting than one TTFT
+    budget of arrivals, Little's law) measures the backlog's drain: neither says anything about
+    the model, so the previous corrections stay until a whole window has passed since.
+    """
+    mem, sig, ready = pool.memory, pool.signals, pool.replicas.ready
+    unsettled = mem.unsettled_s
+    if mem.ready is not None and mem.ready != ready:
+        unsettled = now_s
+    if sig.num_requests_waiting > max(1.0, observed_rps * targets.ttft_p90_s):
+        unsettled = now_s
+    settled = unsettled is None or now_s - unsettled >= sig.window_s
+    ttft, itl = mem.ttft_correction, mem.itl_correction
+    if settled and ready >= 1 and observed_rps > 0:
+        predicted = pool.capacity.predict(pool.role, ready, observed_rps, sig.mix)
+        lo, hi, w = settings.correction_min, settings.correction_max, settings.correction_smoothing
+        if pool.role is not PoolRole.DECODE:
+            seen = _ratio(sig.ttft_p90_s, predicted.ttft_p90_s, targets.ttft_p90_s, lo, hi)
+            ttft = _blend(ttft, seen, w)
+        if pool.role is not PoolRole.PREFILL:
+            seen = _ratio(sig.itl_p99_s, predicted.itl_p99_s, targets.itl_p99_s, lo, hi)
+            itl = _blend(itl, seen, w)
+    return CorrectionUpdate(Corrections(ttft, itl), ready, unsettled, settled)
 
 
 def projected_queue(pool: PoolSnapshot, now_s: float, observed_rps: float) -> float:

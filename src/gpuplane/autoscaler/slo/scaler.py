@@ -29,7 +29,13 @@ from dataclasses import replace
 
 from gpuplane.autoscaler.slo.decision import PoolDecision, PoolNumbers, ScaleAction, SloDecision
 from gpuplane.autoscaler.slo.forecast import RateForecast, forecast_rate
-from gpuplane.autoscaler.slo.need import Load, corrections, pool_need, projected_queue
+from gpuplane.autoscaler.slo.need import (
+    Load,
+    corrections,
+    pool_need,
+    projected_queue,
+    shortfall,
+)
 from gpuplane.autoscaler.slo.settings import SloScalerSettings
 from gpuplane.autoscaler.slo.snapshot import PoolSnapshot, Recommendation, SloSnapshot
 
@@ -51,6 +57,10 @@ def _forecast(pool: PoolSnapshot, settings: SloScalerSettings) -> RateForecast:
         beta=settings.forecast_beta,
         z=settings.z(),
         headroom=settings.headroom,
+        phi=settings.forecast_damping,
+        peak_steps=(
+            max(1, round(sig.window_s / sig.step_s)) if settings.forecast_cap_at_peak else None
+        ),
     )
 
 
@@ -76,7 +86,8 @@ class _Step:
         rate = max(self.forecast.upper_rps, self.observed * (1.0 + settings.headroom))
         self.load = Load(rate, self.observed, projected_queue(pool, now_s, self.observed))
         self.targets = pool.slo or settings.targets()
-        self.fixes = corrections(pool, self.observed, settings)
+        self.learnt = corrections(pool, self.observed, self.targets, settings, now_s)
+        self.fixes = self.learnt.fixes
         self.up = pool_need(pool, self.load, self.targets, self.fixes, settings)
         self.down = pool_need(
             pool, self.load, self.targets, self.fixes, settings, 1.0 + settings.hysteresis
@@ -103,7 +114,7 @@ class _Step:
 
     def record(self, floor: int) -> int:
         """Store this decision's scale-down figure; the highest figure still in the window."""
-        pool, window = self.pool, self.settings.scale_down_stabilization_s
+        pool, window = self.pool, self.settings.stabilization_s(self.pool.cold_start_s)
         figure = min(pool.max_replicas, max(floor, self.down.replicas))
         kept = [r for r in self.recommendations if r.t_s > self.now_s - window]
         if not self.recommendations and self.current > 0:
@@ -149,7 +160,7 @@ def _choose(step: _Step) -> _Choice:
 def _down(step: _Step, need: int, stabilised: int) -> _Choice:
     """At or above the need: hold, or scale down to the window's highest figure."""
     current, settings = step.current, step.settings
-    window = _fmt(settings.scale_down_stabilization_s)
+    window = _fmt(settings.stabilization_s(step.pool.cold_start_s))
     if stabilised >= current:
         if step.down.replicas >= current:
             why = "within the hysteresis band"
@@ -193,8 +204,12 @@ def _from_zero(step: _Step) -> _Choice:
 
 def _up_reason(step: _Step, need: int, target: int) -> str:
     up, t = step.up, step.targets
+    slo = f"TTFT p90 <= {_fmt(t.ttft_p90_s)} s / ITL p99 <= {_fmt(t.itl_p99_s)} s"
+    if up.binding == "slo" and 1 < need <= step.pool.max_replicas and not up.unattainable:
+        missed = shortfall(step.pool, need - 1, step.load.forecast_rps, t, step.fixes)
+        slo = f"{slo} ({missed})"
     why = {
-        "slo": f"TTFT p90 <= {_fmt(t.ttft_p90_s)} s / ITL p99 <= {_fmt(t.itl_p99_s)} s",
+        "slo": slo,
         "backlog": f"draining {_fmt(step.load.projected_queue)} queued requests",
         "kv": f"KV cache at {_fmt(step.settings.kv_usage_target)} usage",
         "preemption": f"{_fmt(step.pool.signals.preemptions_per_s)} preemptions/s",
@@ -226,6 +241,7 @@ def _result(step: _Step, desired: int, action: ScaleAction, reason: str) -> Pool
         horizon_s=step.forecast.horizon_s,
         ttft_correction=step.fixes.ttft,
         itl_correction=step.fixes.itl,
+        corrections_settled=step.learnt.settled,
         waiting=pool.signals.num_requests_waiting,
         projected_queue=step.load.projected_queue,
         backlog_rps=up.backlog_rps,
@@ -242,7 +258,13 @@ def _result(step: _Step, desired: int, action: ScaleAction, reason: str) -> Pool
         predicted=predicted,
     )
     memory = replace(
-        pool.memory, recommendations=step.recommendations, last_traffic_s=step.last_traffic
+        pool.memory,
+        recommendations=step.recommendations,
+        last_traffic_s=step.last_traffic,
+        ttft_correction=step.fixes.ttft,
+        itl_correction=step.fixes.itl,
+        ready=step.learnt.ready,
+        unsettled_s=step.learnt.unsettled_s,
     )
     return PoolDecision(
         pool.name, pool.role, step.current, desired, action, reason, numbers, memory

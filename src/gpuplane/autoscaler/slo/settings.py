@@ -55,6 +55,19 @@ class SloScalerSettings(BaseModel):
     forecast_beta: float = Field(
         0.1, ge=0, le=1, description="Holt trend smoothing (0 = no trend, level only)"
     )
+    forecast_damping: float = Field(
+        0.95,
+        ge=0.8,
+        le=1,
+        description="trend damping φ per sample step (1 = Holt's linear trend): 0.95 extrapolates "
+        "at most 19 steps of the current trend, enough to follow a ramp over a cold start of "
+        "minutes, not a slope fitted to 15 s noise",
+    )
+    forecast_cap_at_peak: bool = Field(
+        True,
+        description="cap the forecast bound at the highest latency-window rate of the history "
+        "(or the point forecast if higher): bursty but stationary traffic is not a random walk",
+    )
     forecast_quantile: float = Field(
         0.9,
         ge=0.5,
@@ -71,10 +84,12 @@ class SloScalerSettings(BaseModel):
         description="scale down only to a count that would still meet the SLO at this much more "
         "load, so noise around a boundary does not flap",
     )
-    scale_down_stabilization_s: Seconds = Field(
-        300.0,
+    scale_down_stabilization_s: Seconds | None = Field(
+        None,
         ge=0,
-        description="scale down to the highest need of this window (HPA's default 300 s)",
+        description="scale down to the highest need of this window; None: the pool's forecast "
+        "horizon (cold start + sync period), since a replica removed can be back that soon and "
+        "the forecast bound already covers the horizon (the HPA's fixed default is 300 s)",
     )
     max_scale_down_fraction: float = Field(
         0.5,
@@ -120,6 +135,20 @@ class SloScalerSettings(BaseModel):
     correction_max: float = Field(
         4.0, ge=1, description="highest observed/predicted latency ratio applied"
     )
+    correction_smoothing: float = Field(
+        0.25,
+        gt=0,
+        le=1,
+        description="weight of the newest observed/predicted ratio in the corrections' moving "
+        "average (1 = no smoothing); decisions every 15 s over 60 s latency windows overlap, "
+        "so 0.25 remembers about one window",
+    )
+
+    def stabilization_s(self, cold_start_s: float) -> float:
+        """The scale-down window for a pool with this cold start."""
+        if self.scale_down_stabilization_s is not None:
+            return self.scale_down_stabilization_s
+        return cold_start_s + self.sync_period_s
 
     def targets(self) -> SloTargets:
         return SloTargets(self.ttft_p90_s, self.itl_p99_s)

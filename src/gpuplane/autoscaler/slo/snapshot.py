@@ -61,7 +61,8 @@ class PoolSignals:
     ending now. Gauges are the pool's now: ``num_requests_waiting`` and ``num_requests_running``
     summed over its pods, ``kv_cache_usage`` their mean (0-1). ``preemptions_per_s``,
     ``ttft_p90_s``, ``itl_p99_s`` and the token means cover the last ``window_s`` (a latency is
-    None when the window had no samples).
+    None when the window had no samples). ``prompt_quantiles`` are ``(probability, tokens)``
+    points of the recent prompt lengths (see ``LoadMix``).
     """
 
     arrival_rps: tuple[float, ...]
@@ -75,10 +76,12 @@ class PoolSignals:
     preemptions_per_s: float = 0.0
     ttft_p90_s: float | None = None
     itl_p99_s: float | None = None
+    prompt_quantiles: tuple[tuple[float, float], ...] = ()
 
     def __post_init__(self) -> None:
         if self.step_s <= 0 or self.window_s <= 0:
             raise ValueError("step_s and window_s must be > 0")
+        LoadMix(self.mean_prompt_tokens, self.mean_output_tokens, self.prompt_quantiles)  # checks
         gauges = (
             *self.arrival_rps,
             self.mean_prompt_tokens,
@@ -93,7 +96,7 @@ class PoolSignals:
 
     @property
     def mix(self) -> LoadMix:
-        return LoadMix(self.mean_prompt_tokens, self.mean_output_tokens)
+        return LoadMix(self.mean_prompt_tokens, self.mean_output_tokens, self.prompt_quantiles)
 
     def observed_rps(self) -> float:
         """Mean arrival rate over the last ``window_s`` (the latencies' window)."""
@@ -124,10 +127,20 @@ class Recommendation:
 
 @dataclass(frozen=True, slots=True)
 class PoolMemory:
-    """What the scaler keeps between decisions for a pool; returned in each decision."""
+    """What the scaler keeps between decisions for a pool; returned in each decision.
+
+    ``ttft_correction`` / ``itl_correction`` are the smoothed observed-over-predicted latency
+    ratios. ``ready`` is the Ready count of the last decision and ``unsettled_s`` the last time
+    the pool was not in a steady state (its Ready count changed, or a backlog was queued):
+    latencies observed within one latency window of that say nothing about the model.
+    """
 
     recommendations: tuple[Recommendation, ...] = ()
     last_traffic_s: float | None = None
+    ttft_correction: float = 1.0
+    itl_correction: float = 1.0
+    ready: int | None = None
+    unsettled_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
