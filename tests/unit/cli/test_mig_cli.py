@@ -13,6 +13,7 @@ from gpuplane.cli.mig import mig_app
 from gpuplane.core.errors import GpuplaneError
 
 REGISTERED = "mig" in [g.name for g in cli_main.app.registered_groups]
+assert REGISTERED, "the sub-command must be registered in cli/main.py"
 
 _app = typer.Typer()
 _app.add_typer(mig_app, name="mig")
@@ -273,7 +274,6 @@ def test_resources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     )
 
 
-@pytest.mark.skipif(not REGISTERED, reason="mig sub-command not registered in cli/main.py yet")
 def test_through_main_run(capsys: pytest.CaptureFixture[str]) -> None:
     assert (
         cli_main.run(

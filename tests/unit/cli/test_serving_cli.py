@@ -13,6 +13,7 @@ from gpuplane.cli.serving import serving_app
 from gpuplane.core.errors import GpuplaneError
 
 REGISTERED = "serving" in [g.name for g in cli_main.app.registered_groups]
+assert REGISTERED, "the sub-command must be registered in cli/main.py"
 VIDUR = Path(__file__).resolve().parents[4] / "shared/data/vidur"
 
 _app = typer.Typer()
@@ -317,7 +318,6 @@ def test_calibrate_without_data_exits_2(tmp_path: Path, capsys: pytest.CaptureFi
     assert "no Vidur data folder" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(not REGISTERED, reason="`serving` is not registered in cli/main.py yet")
 def test_through_the_real_entry_point(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main.run(WORKED_EXAMPLE) == 0
     assert json.loads(capsys.readouterr().out)["num_gpu_blocks"] == 7191
