@@ -242,6 +242,12 @@ class ServingRuntime:
                 out.append((pod, engine.ready_s if engine is not None else None))
         return out
 
+    def request_stream(self, service: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The service's requests as the router receives them: arrival times, prompt and
+        output token counts (sorted by arrival)."""
+        svc = self.services[service]
+        return svc.arrivals, svc.prompts, svc.outputs
+
     def arrival_history(
         self, service: str, now: float, step_s: float, steps: int
     ) -> tuple[tuple[float, ...], float, float]:

@@ -153,8 +153,8 @@ class SloScaling:
         )
 
     def _prompt_quantiles(self, service: str, now: float) -> tuple[tuple[float, float], ...]:
-        svc = self.serving.services[service]
-        return prompt_quantiles(svc.arrivals, svc.prompts, now)
+        arrivals, prompts, _ = self.serving.request_stream(service)
+        return prompt_quantiles(arrivals, prompts, now)
 
     def summary(self) -> list[dict[str, object]]:
         """Per scaler: scale events, the highest count asked for, and the observed-over-

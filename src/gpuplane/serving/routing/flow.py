@@ -7,6 +7,7 @@ by :class:`~gpuplane.serving.routing.simulation.ServingSimulation`.
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from gpuplane.serving.traffic.sessions import Session
 
 
-class RequestFlow:
+class RequestFlow(ABC):
     router: Router
     prefill_router: Router
     settings: SimulationSettings
@@ -55,11 +56,13 @@ class RequestFlow:
     _routable: dict[tuple[Role, ...], tuple[list[EngineSlot], int]]
     _pd: bool | None
 
+    @abstractmethod
     def _push(self, t: float, prio: int, kind: str, payload: object) -> None:
-        raise NotImplementedError
+        """Schedule an event (the simulation's event heap)."""
 
+    @abstractmethod
     def _mark(self, slot: EngineSlot) -> None:
-        raise NotImplementedError
+        """Note that an engine's state changed and it must plan its next step."""
 
     # -- arrival and routing ------------------------------------------------------------------
     def _arrive(self, req: Request, session: tuple[Session, int] | None) -> None:
