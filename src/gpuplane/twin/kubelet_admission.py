@@ -27,6 +27,9 @@ class NodeAdmission:
     def __init__(self, store: ObjectStore) -> None:
         self.store = store
         self._choosers: dict[str, GpuChooser] = {}
+        # The verdict computed while choosing a pod's GPUs at binding, reused right after by the
+        # kubelet's tentative admission (same instant, same node state).
+        self._at_bind: dict[str, AdmitResult] = {}
 
     def chooser(self, node: Node) -> GpuChooser:
         got = self._choosers.get(node.name)
@@ -48,7 +51,7 @@ class NodeAdmission:
             return tuple(sorted(self._replicas(node.device_slots, node.gpu_owner, free, need)))
         if node.kubelet.manages_resources:
             # The kubelet allocates at admission, inside the NUMA affinity it will choose.
-            verdict = self.admit(node, pod)
+            verdict = self._at_bind[pod.uid] = self.admit(node, pod)
             if verdict.admit and len(verdict.gpus) == need:
                 return verdict.gpus
         chosen = self.chooser(node)(free, need)
@@ -80,6 +83,11 @@ class NodeAdmission:
         for k in order:
             picked.append(free_by_gpu[k].pop(0))
         return picked
+
+    def tentative(self, node: Node, pod: Pod) -> AdmitResult:
+        """The verdict at binding: the one computed for the GPU choice, else a fresh one."""
+        cached = self._at_bind.pop(pod.uid, None)
+        return cached if cached is not None else self.admit(node, pod)
 
     def admit(self, node: Node, pod: Pod) -> AdmitResult:
         """The kubelet's verdict on ``pod`` (already charged to ``node``) and its allocation."""

@@ -59,7 +59,7 @@ class KubeletSim:
             return
         if node_obj is not None and node_obj.kubelet.manages_resources:
             # Hold the CPUs admission will pin, so nothing else counts them as free meanwhile.
-            verdict = self.admission.admit(node_obj, pod)
+            verdict = self.admission.tentative(node_obj, pod)
             cpus = tuple(sorted({c for a in verdict.allocations.values() for c in a.cpus}))
             if verdict.admit and cpus:
                 node_obj.exclusive_cpus[pod.uid] = cpus
