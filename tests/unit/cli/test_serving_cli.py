@@ -5,33 +5,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 
 from gpuplane.cli import main as cli_main
-from gpuplane.cli.console import err
-from gpuplane.cli.serving import serving_app
-from gpuplane.core.errors import GpuplaneError
 
 REGISTERED = "serving" in [g.name for g in cli_main.app.registered_groups]
 assert REGISTERED, "the sub-command must be registered in cli/main.py"
 VIDUR = Path(__file__).resolve().parents[4] / "shared/data/vidur"
 
-_app = typer.Typer()
-_app.add_typer(serving_app, name="serving")
-
 
 def run_serving(args: list[str]) -> int:
-    """Like ``gpuplane.cli.main.run`` (same error boundary), on a throwaway app holding only
-    ``serving``, so these tests run before the lead registers the sub-command."""
-    try:
-        _app(args=args, prog_name="gpuplane")
-    except SystemExit as exc:
-        code = exc.code
-        return code if isinstance(code, int) else (0 if code is None else 1)
-    except GpuplaneError as exc:
-        err.print(f"error: {exc}", markup=False, highlight=False)
-        return cli_main.USER_ERROR_EXIT
-    return 0
+    """The CLI entry point (its error boundary included)."""
+    return cli_main.run(args)
 
 
 def json_of(capsys: pytest.CaptureFixture[str], args: list[str]) -> Any:
