@@ -40,16 +40,6 @@ def pods_on_gpu(node: Node, gpu: int) -> list[str]:
     return found
 
 
-def physical_gpus_of(
-    node: Node, uid: str, gpu_ids: tuple[int, ...], ext: dict[str, tuple[int, ...]]
-) -> list[int]:
-    """The physical GPUs behind a pod's devices."""
-    gpus = {node.device_slots[d].gpu for d in gpu_ids}
-    for name, ids in ext.items():
-        gpus.update(node.ext_slots[name][d].gpu for d in ids)
-    return sorted(gpus)
-
-
 def gpu_fraction(node: Node, gpu_ids: tuple[int, ...], ext: dict[str, tuple[int, ...]]) -> float:
     """How many physical GPUs a pod's devices amount to: 1 per whole GPU, 1/replicas per
     replica, the instance's compute share (g/7) per MIG device."""

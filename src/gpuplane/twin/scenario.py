@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     StrictFloat,
@@ -28,26 +27,18 @@ from pydantic import (
     model_validator,
 )
 
-from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.yamlio import validate_yaml
 from gpuplane.operator.faults import FaultSpec
 from gpuplane.operator.settings import OperatorSettings
 from gpuplane.scheduler.framework.config import ProfileConfig, check_profiles
+from gpuplane.twin.scenario_fields import Seconds
 from gpuplane.twin.scenario_kubelet import KubeletSection, MigSection
 from gpuplane.twin.scenario_serving import ServingSection
 
 _DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 
 
-def _seconds(value: object) -> float:
-    try:
-        return parse_duration_s(value)
-    except InputError as err:
-        raise ValueError(err.render()) from None
-
-
-Seconds = Annotated[float, BeforeValidator(_seconds)]
 # A Kubernetes quantity as written ("64Gi", 8, 0.5); gpuplane.k8s parses it.
 QuantityText = StrictStr | StrictInt | StrictFloat
 

@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from gpuplane.core.duration import parse_duration_s
-
-
-def _seconds(value: object) -> float:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
-        return parse_duration_s(value)
-    raise ValueError(f"{value!r} is not a duration (e.g. 30s, 5m, 1h)")
-
-
-Seconds = Annotated[float, BeforeValidator(_seconds)]
+from gpuplane.twin.scenario_fields import Seconds
 
 
 class _Model(BaseModel):
