@@ -274,3 +274,11 @@ def test_last_matching_entry_wins_per_gpu() -> None:
     assert entry_for_gpu(entries, 3, 0x2330) is entries[2]
     later = (*entries, PartedEntry("all", False, (), None, False))
     assert entry_for_gpu(later, 0, 0x2330) is later[-1]
+
+
+def test_config_names_yaml_would_retype_are_quoted() -> None:
+    entry = PartedEntry("all", False, (), None, False)
+    config = PartedConfig(tuple((name, (entry,)) for name in ("on", "true", "1", "null", "a")))
+    text = dump_parted_config(config)
+    assert '"on":' in text and "  a:" in text
+    assert read_parted_config(text, "gen.yaml") == config

@@ -273,13 +273,21 @@ def repr_str(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _plain_key(name: str) -> bool:
+    """Whether ``name`` can be written unquoted and read back as the same string (``on``,
+    ``true``, ``1`` or ``null`` would come back as other YAML types)."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        return False
+    return bool(yaml.safe_load(f"{name}: 0") == {name: 0})
+
+
 def dump_parted_config(config: PartedConfig) -> str:
     """The config as mig-parted YAML, in the layout NVIDIA's own files use."""
     out = [f"version: {config.version}", "mig-configs:"]
     for i, (name, entries) in enumerate(config.configs):
         if i:
             out.append("")
-        key = name if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) else repr_str(name)
+        key = name if _plain_key(name) else repr_str(name)
         out.append(f"  {key}:")
         for entry in entries:
             lines = _entry_lines(entry)
