@@ -29,7 +29,7 @@ contracts: $(STAMP)
 	$(BIN)/lint-imports
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 test: lint types contracts unit
 
