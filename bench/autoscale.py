@@ -51,15 +51,15 @@ import numpy as np
 
 from gpuplane.autoscaler.promql.evaluator import evaluate
 from gpuplane.autoscaler.slo.capacity import Corrections, LoadMix, PoolRole, SloTargets, meets
+from gpuplane.core.kernel import Priority
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.serving.routing.outcome import Status
 from gpuplane.serving.traffic.azure import load_azure_trace
 from gpuplane.serving.traffic.trace import Trace
 from gpuplane.twin.build import simulation_from_spec
-from gpuplane.twin.kernel import Priority
-from gpuplane.twin.serving_spec import ColdStart
+from gpuplane.twin.scenario.serving_spec import ColdStart
+from gpuplane.twin.scenario.spec import ScenarioSpec
 from gpuplane.twin.simulation import Simulation
-from gpuplane.twin.spec import ScenarioSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples/autoscaling"

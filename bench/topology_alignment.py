@@ -35,10 +35,9 @@ from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.topology.collective import best_ring
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.presets import load_preset
-from gpuplane.twin.objects import Pod, PodPhase
-from gpuplane.twin.settings import TwinSettings
-from gpuplane.twin.simulation import Simulation
-from gpuplane.twin.spec import (
+from gpuplane.twin.cluster.objects import Pod, PodPhase
+from gpuplane.twin.scenario.settings import TwinSettings
+from gpuplane.twin.scenario.spec import (
     ArriveAt,
     ArrivePoisson,
     ContainerSpec,
@@ -50,6 +49,7 @@ from gpuplane.twin.spec import (
     RestartPolicy,
     Workload,
 )
+from gpuplane.twin.simulation import Simulation
 
 GIB = 1024**3
 POOLS = (("seed", "seed-8gpu", 4), ("dgx", "dgx-h100", 2), ("l40s", "l40s-8gpu-pcie", 2))

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import time
 
+from gpuplane.core.kernel import EventLoop
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.topology.presets import load_preset
-from gpuplane.twin.kernel import EventLoop
-from gpuplane.twin.settings import TwinSettings
-from gpuplane.twin.simulation import Simulation
-from gpuplane.twin.spec import (
+from gpuplane.twin.scenario.settings import TwinSettings
+from gpuplane.twin.scenario.spec import (
     ArrivePoisson,
     ContainerSpec,
     DeploymentSpec,
@@ -26,6 +25,7 @@ from gpuplane.twin.spec import (
     RestartPolicy,
     Workload,
 )
+from gpuplane.twin.simulation import Simulation
 
 DAY = 86400.0
 

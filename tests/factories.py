@@ -70,7 +70,7 @@ def make_pool(
     preset: str = "seed-8gpu", count: int = 2, name: str = "pool", **kw: object
 ) -> object:
     from gpuplane.topology.presets import load_preset
-    from gpuplane.twin.spec import NodePoolSpec
+    from gpuplane.twin.scenario.spec import NodePoolSpec
 
     return NodePoolSpec(name=name, topology=load_preset(preset), count=count, **kw)  # type: ignore[arg-type]
 
@@ -82,7 +82,7 @@ def make_template(
     restart: str = "Never",
     **kw: object,
 ) -> object:
-    from gpuplane.twin.spec import ContainerSpec, PodTemplate, RestartPolicy
+    from gpuplane.twin.scenario.spec import ContainerSpec, PodTemplate, RestartPolicy
 
     req = {"cpu": cpu_m, "memory": mem_gib * 1024**3}
     if gpus:

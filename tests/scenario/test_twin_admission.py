@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from gpuplane.kubelet.config import CpuManagerPolicy, GpuAllocation, KubeletConfig
 from gpuplane.kubelet.topology_manager.policy import PolicyName
-from gpuplane.twin.objects import PodPhase
-from gpuplane.twin.simulation import Simulation
-from gpuplane.twin.spec import (
+from gpuplane.twin.cluster.objects import PodPhase
+from gpuplane.twin.scenario.spec import (
     ContainerSpec,
     DeploymentSpec,
     PodTemplate,
     RestartPolicy,
     Workload,
 )
+from gpuplane.twin.simulation import Simulation
 from tests.factories import make_pool
 
 GIB = 1024**3

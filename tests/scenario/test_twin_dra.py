@@ -12,7 +12,7 @@ import pytest
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.twin.build import simulation_from_spec
-from gpuplane.twin.objects import PodPhase
+from gpuplane.twin.cluster.objects import PodPhase
 
 SCENARIO = """\
 name: dra

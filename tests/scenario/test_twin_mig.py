@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpuplane.twin.mig_devices import MigPoolSpec, layouts_from_config
-from gpuplane.twin.objects import PodPhase
-from gpuplane.twin.simulation import Simulation
-from gpuplane.twin.spec import (
+from gpuplane.twin.cluster.objects import PodPhase
+from gpuplane.twin.mig.devices import MigPoolSpec, layouts_from_config
+from gpuplane.twin.scenario.spec import (
     ArriveAt,
     ContainerSpec,
     DeploymentSpec,
@@ -16,6 +15,7 @@ from gpuplane.twin.spec import (
     RestartPolicy,
     Workload,
 )
+from gpuplane.twin.simulation import Simulation
 from tests.factories import make_pool
 
 GIB = 1024**3
@@ -132,7 +132,7 @@ def test_oom_inside_a_mig_instance_hits_only_that_pod() -> None:
 
 
 def test_mig_manager_applies_a_relabel_by_draining_and_reconfiguring() -> None:
-    from gpuplane.twin.mig_manager import MigConfigChange
+    from gpuplane.twin.mig.manager import MigConfigChange
 
     pool = mig_pool("all-1g.10gb")
     workloads = [

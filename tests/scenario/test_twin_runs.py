@@ -7,9 +7,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuplane.twin.objects import PodPhase
-from gpuplane.twin.simulation import Simulation
-from gpuplane.twin.spec import (
+from gpuplane.twin.cluster.objects import PodPhase
+from gpuplane.twin.scenario.spec import (
     ArriveAt,
     ArrivePoisson,
     DeploymentSpec,
@@ -19,6 +18,7 @@ from gpuplane.twin.spec import (
     PodGroupSpec,
     Workload,
 )
+from gpuplane.twin.simulation import Simulation
 from tests.factories import make_pool, make_template
 
 HOUR = 3600.0

@@ -8,9 +8,8 @@ from pathlib import Path
 
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.twin.build import simulation_from_spec
-from gpuplane.twin.objects import PodPhase
-from gpuplane.twin.simulation import Simulation
-from gpuplane.twin.spec import (
+from gpuplane.twin.cluster.objects import PodPhase
+from gpuplane.twin.scenario.spec import (
     ArriveAt,
     ContainerSpec,
     DeploymentSpec,
@@ -21,6 +20,7 @@ from gpuplane.twin.spec import (
     RestartPolicy,
     Workload,
 )
+from gpuplane.twin.simulation import Simulation
 from tests.factories import make_pool, make_template
 
 GANG = {"scheduling.x-k8s.io/pod-group": "g"}

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpuplane.slicing.sharing.config import device_plugin_config_from_dict
-from gpuplane.twin.objects import PodPhase
+from gpuplane.twin.cluster.objects import PodPhase
+from gpuplane.twin.scenario.spec import ArriveAt, DeploymentSpec, PodTemplate, Workload
 from gpuplane.twin.simulation import Simulation
-from gpuplane.twin.spec import ArriveAt, DeploymentSpec, PodTemplate, Workload
 from tests.factories import make_pool, make_template
 
 GIB = 1024**3

@@ -30,10 +30,10 @@ from gpuplane.serving.steptime.model import RooflineStepTime
 from gpuplane.serving.traffic.trace import Trace
 from gpuplane.topology.catalog import get_gpu_model
 from gpuplane.topology.presets import load_preset
+from gpuplane.twin.autoscaling.slo import PROMPT_QUANTILES, prompt_quantiles
+from gpuplane.twin.autoscaling.slo_capacity import capacity_from_engine
 from gpuplane.twin.build import simulation_from_spec
-from gpuplane.twin.serving_spec import ColdStart
-from gpuplane.twin.slo_capacity import capacity_from_engine
-from gpuplane.twin.slo_scaling import PROMPT_QUANTILES, prompt_quantiles
+from gpuplane.twin.scenario.serving_spec import ColdStart
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples/autoscaling/scenario-slo.yaml"
 

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from gpuplane.k8s.cluster_policy import parse_cluster_policy_yaml
 from gpuplane.operator.settings import OperatorSettings
-from gpuplane.twin.node_agent import OperatorNodeAgent
+from gpuplane.twin.operator.node_agent import OperatorNodeAgent
+from gpuplane.twin.scenario.spec import DeploymentSpec, Workload
 from gpuplane.twin.simulation import Simulation
-from gpuplane.twin.spec import DeploymentSpec, Workload
 from tests.factories import make_pool, make_template
 
 POLICY = """

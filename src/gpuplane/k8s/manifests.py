@@ -1,4 +1,5 @@
-"""Workload manifests (Pod, Job, Deployment, ReplicaSet, PodGroup) -> ``gpuplane.twin.spec``.
+"""Workload manifests (Pod, Job, Deployment, ReplicaSet, PodGroup) -> the twin's spec
+(``gpuplane.twin.scenario.spec``).
 
 :func:`parse_manifest` reads one document the way ``kubectl apply`` + the API server would: real
 fields accepted, typos rejected, defaults applied, and the API server's validation run on what the
@@ -30,7 +31,7 @@ from gpuplane.k8s.pod_manifest import (
     translate_template,
 )
 from gpuplane.k8s.resources import parse_resource_list
-from gpuplane.twin import spec as tw
+from gpuplane.twin.scenario import spec as tw
 
 POD_GROUP_VERSIONS = ("scheduling.x-k8s.io/v1alpha1", "scheduling.sigs.k8s.io/v1alpha1")
 KINDS = {

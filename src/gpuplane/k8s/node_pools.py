@@ -29,9 +29,9 @@ from gpuplane.kubelet.cpu_manager import allocate_cpus
 from gpuplane.slicing.sharing.config import device_plugin_config_from_dict
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.resolve import HARDWARE_SUFFIXES, resolve_topology
-from gpuplane.twin.mig_devices import MigPoolSpec, layouts_from_config
-from gpuplane.twin.scenario import ControlPlane, NodePool, QuantityText, pool_topology_ref
-from gpuplane.twin.spec import CPU, MEMORY, PODS, NodePoolSpec, Taint
+from gpuplane.twin.mig.devices import MigPoolSpec, layouts_from_config
+from gpuplane.twin.scenario.schema import ControlPlane, NodePool, QuantityText, pool_topology_ref
+from gpuplane.twin.scenario.spec import CPU, MEMORY, PODS, NodePoolSpec, Taint
 
 _HARDWARE = tuple(HARDWARE_SUFFIXES) + tuple(s.upper() for s in HARDWARE_SUFFIXES)
 RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")

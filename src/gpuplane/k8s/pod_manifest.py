@@ -1,4 +1,4 @@
-"""Pod templates (and bare Pods' specs) -> ``gpuplane.twin.spec.PodTemplate``.
+"""Pod templates (and bare Pods' specs) -> ``gpuplane.twin.scenario.spec.PodTemplate``.
 
 Validation and defaulting follow the API server, checked against kubernetes/kubernetes (read
 through the code index): ``pkg/apis/core/v1/defaults.go`` (``SetDefaults_PodSpec``: restartPolicy
@@ -23,9 +23,9 @@ from gpuplane.k8s.inference_args import inference_server, looks_like_server
 from gpuplane.k8s.labels import check_annotations, check_labels, label_value_error
 from gpuplane.k8s.quantity import parse_manifest_quantity
 from gpuplane.k8s.resources import container_resources, parse_resource_list, qualified_name_errors
-from gpuplane.twin.cluster import POD_GROUP_LABEL
-from gpuplane.twin.inference import InferenceServerSpec
-from gpuplane.twin.spec import ContainerSpec, PodTemplate, RestartPolicy, Toleration
+from gpuplane.twin.cluster.cluster import POD_GROUP_LABEL
+from gpuplane.twin.scenario.inference import InferenceServerSpec
+from gpuplane.twin.scenario.spec import ContainerSpec, PodTemplate, RestartPolicy, Toleration
 
 # scheduler-plugins before v0.24 named the coscheduling label after its old API group.
 LEGACY_POD_GROUP_LABEL = "pod-group.scheduling.sigs.k8s.io"

@@ -12,8 +12,8 @@ from dataclasses import replace
 from typing import Any, cast
 
 from gpuplane.core.errors import InputError, Location
-from gpuplane.twin.scenario import PriorityClassEntry
-from gpuplane.twin.spec import (
+from gpuplane.twin.scenario.schema import PriorityClassEntry
+from gpuplane.twin.scenario.spec import (
     PodGroupSpec,
     PodTemplate,
     Workload,

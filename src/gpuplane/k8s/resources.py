@@ -11,9 +11,10 @@ Checked against kubernetes/kubernetes (read through the code index):
   (``standardContainerResources``: cpu, memory, ephemeral-storage, plus ``hugepages-*``).
 - ``pkg/apis/core/v1/defaults.go`` ``SetDefaults_Pod``: a limit without a request sets the request.
 
-Canonical integers (``gpuplane.twin.spec``): cpu in millicores (``MilliValue``, rounded up),
-every other resource as ``Value`` (rounded up): bytes for memory, ephemeral-storage and hugepages,
-a count for extended resources such as ``nvidia.com/gpu`` (which must be whole).
+Canonical integers (``gpuplane.twin.scenario.spec``): cpu in millicores (``MilliValue``,
+rounded up), every other resource as ``Value`` (rounded up): bytes for memory,
+ephemeral-storage and hugepages, a count for extended resources such as ``nvidia.com/gpu``
+(which must be whole).
 """
 
 from __future__ import annotations

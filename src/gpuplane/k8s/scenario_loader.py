@@ -25,12 +25,12 @@ from gpuplane.k8s.serving_section import serving_spec
 from gpuplane.k8s.workload_entries import read_text, workload_specs
 from gpuplane.operator.cluster_policy import ClusterPolicy
 from gpuplane.slicing.dra.claims import DeviceClass, ResourceClaim, ResourceClaimTemplate
-from gpuplane.twin.dra_state import DraObjectsSpec
-from gpuplane.twin.mig_devices import layouts_from_config
-from gpuplane.twin.mig_manager import MigConfigChange
-from gpuplane.twin.scenario import ControlPlane, Scenario, resolve_relative
-from gpuplane.twin.settings import TwinSettings
-from gpuplane.twin.spec import NodePoolSpec, ScenarioSpec
+from gpuplane.twin.dra.state import DraObjectsSpec
+from gpuplane.twin.mig.devices import layouts_from_config
+from gpuplane.twin.mig.manager import MigConfigChange
+from gpuplane.twin.scenario.schema import ControlPlane, Scenario, resolve_relative
+from gpuplane.twin.scenario.settings import TwinSettings
+from gpuplane.twin.scenario.spec import NodePoolSpec, ScenarioSpec
 
 
 @dataclass(frozen=True, slots=True)

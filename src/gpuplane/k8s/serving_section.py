@@ -9,10 +9,10 @@ from gpuplane.core.errors import InputError
 from gpuplane.k8s.field_errors import LineOf, fail, relocate, validate_model
 from gpuplane.serving.models.catalog import resolve_model
 from gpuplane.serving.traffic.azure import load_azure_trace
-from gpuplane.twin import spec as tw
-from gpuplane.twin.scenario import resolve_relative
-from gpuplane.twin.scenario_serving import Service, ServingSection
-from gpuplane.twin.serving_spec import (
+from gpuplane.twin.scenario import spec as tw
+from gpuplane.twin.scenario.schema import resolve_relative
+from gpuplane.twin.scenario.serving import Service, ServingSection
+from gpuplane.twin.scenario.serving_spec import (
     ColdStart,
     ServiceSpec,
     ServingSpec,

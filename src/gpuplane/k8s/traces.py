@@ -15,8 +15,8 @@ from pathlib import Path
 
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location
-from gpuplane.twin.scenario import TraceArrivalConfig
-from gpuplane.twin.spec import ArriveFromTrace, TraceArrival
+from gpuplane.twin.scenario.schema import TraceArrivalConfig
+from gpuplane.twin.scenario.spec import ArriveFromTrace, TraceArrival
 
 UNIT_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
 MAX_ROWS = 10_000_000

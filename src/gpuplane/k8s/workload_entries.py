@@ -1,4 +1,4 @@
-"""The scenario's ``workloads`` -> ``gpuplane.twin.spec.Workload`` values.
+"""The scenario's ``workloads`` -> ``gpuplane.twin.scenario.spec.Workload`` values.
 
 Each entry holds one manifest inline or a ``path:`` to a file of ``---``-separated manifests; every
 document becomes a workload with the entry's arrival and run-time models. A workload is named by
@@ -20,9 +20,9 @@ from gpuplane.k8s.field_errors import LineOf, fail, relocate
 from gpuplane.k8s.manifests import ParsedManifest, load_manifest, render_warnings
 from gpuplane.k8s.traces import load_trace
 from gpuplane.k8s.yaml_documents import read_documents
-from gpuplane.twin import spec as tw
-from gpuplane.twin.cluster import POD_GROUP_LABEL
-from gpuplane.twin.scenario import Scenario, WorkloadEntry, resolve_relative
+from gpuplane.twin.cluster.cluster import POD_GROUP_LABEL
+from gpuplane.twin.scenario import spec as tw
+from gpuplane.twin.scenario.schema import Scenario, WorkloadEntry, resolve_relative
 
 RUN_TIME_EXPECTED = "duration: {fixed: 2h}, {exponential: {mean: 30m}} or {until_end: true}"
 _SERVERS = ("Deployment", "ReplicaSet")

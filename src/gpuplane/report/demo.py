@@ -19,7 +19,7 @@ from gpuplane.topology.gfd import format_gfd_labels, gfd_labels
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.serialize import topology_to_dict
 from gpuplane.topology.tp_bandwidth import TpBandwidth, tp_bandwidth, tp_sizes
-from gpuplane.twin.scenario import NodePool, Scenario
+from gpuplane.twin.scenario.schema import NodePool, Scenario
 
 # Message size for the all-reduce figure: 64 MiB per GPU, a typical fused gradient bucket / a
 # large-batch TP activation; the report shows the time for this one size.

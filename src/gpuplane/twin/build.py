@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from gpuplane.core.kernel import Priority
 from gpuplane.operator.cluster_policy import ClusterPolicy
-from gpuplane.twin.kernel import Priority
-from gpuplane.twin.node_agent import OperatorNodeAgent
+from gpuplane.twin.operator.node_agent import OperatorNodeAgent
+from gpuplane.twin.scenario.spec import ScenarioSpec
 from gpuplane.twin.simulation import Simulation
-from gpuplane.twin.spec import ScenarioSpec
 
 
 def simulation_from_spec(

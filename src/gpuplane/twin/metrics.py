@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplane.twin.objects import PodPhase
-from gpuplane.twin.spec import GPU
-from gpuplane.twin.store import ObjectStore
+from gpuplane.twin.cluster.objects import PodPhase
+from gpuplane.twin.cluster.store import ObjectStore
+from gpuplane.twin.scenario.spec import GPU
 
 COLUMNS = (
     "t_s",

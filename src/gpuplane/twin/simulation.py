@@ -11,35 +11,35 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gpuplane.autoscaler.keda.model import ScaledObjectIn
+from gpuplane.core.kernel import EventHandle, Priority, TwinError
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.slicing.devices import DeviceSlot, whole_gpus
 from gpuplane.slicing.devices import replicas as replica_slots
 from gpuplane.slicing.sharing.config import SharingStrategy
 from gpuplane.twin import metrics
-from gpuplane.twin.arrivals import Arrivals
-from gpuplane.twin.autoscaling import Autoscaling
-from gpuplane.twin.cluster import Cluster
+from gpuplane.twin.autoscaling.keda import Autoscaling
+from gpuplane.twin.autoscaling.slo import SloScaling
+from gpuplane.twin.cluster.cluster import Cluster
+from gpuplane.twin.cluster.events import Event
+from gpuplane.twin.cluster.invariants import violations
+from gpuplane.twin.cluster.objects import Node
+from gpuplane.twin.controllers.arrivals import Arrivals
 from gpuplane.twin.controllers.deployment import DeploymentController
 from gpuplane.twin.controllers.job import JobController
 from gpuplane.twin.controllers.podgroup import PodGroupController
 from gpuplane.twin.controllers.replicaset import ReplicaSetController
-from gpuplane.twin.dra_state import DraObjectsSpec, DraState
-from gpuplane.twin.events import Event
-from gpuplane.twin.invariants import violations
-from gpuplane.twin.kernel import EventHandle, Priority, TwinError
-from gpuplane.twin.kubelet_sim import KubeletSim
-from gpuplane.twin.mig_controller import MigRepartitioner
-from gpuplane.twin.mig_devices import MIG_CONFIG_LABEL, MIG_STATE_LABEL, mig_slots
-from gpuplane.twin.mig_manager import MigConfigChange, MigManager
-from gpuplane.twin.objects import Node
-from gpuplane.twin.placement import PlacementPolicy
-from gpuplane.twin.scheduler_loop import SchedulerLoop
-from gpuplane.twin.serving_runtime import ServingRuntime
-from gpuplane.twin.serving_spec import ServingSpec
-from gpuplane.twin.settings import TwinSettings
-from gpuplane.twin.slo_scaling import SloScaling
-from gpuplane.twin.spec import CPU, GPU, MEMORY, PODS, NodePoolSpec, Workload
+from gpuplane.twin.dra.state import DraObjectsSpec, DraState
+from gpuplane.twin.kubelet.simulator import KubeletSim
+from gpuplane.twin.mig.controller import MigRepartitioner
+from gpuplane.twin.mig.devices import MIG_CONFIG_LABEL, MIG_STATE_LABEL, mig_slots
+from gpuplane.twin.mig.manager import MigConfigChange, MigManager
+from gpuplane.twin.scenario.serving_spec import ServingSpec
+from gpuplane.twin.scenario.settings import TwinSettings
+from gpuplane.twin.scenario.spec import CPU, GPU, MEMORY, PODS, NodePoolSpec, Workload
+from gpuplane.twin.scheduling.loop import SchedulerLoop
+from gpuplane.twin.scheduling.placement import PlacementPolicy
+from gpuplane.twin.serving.runtime import ServingRuntime
 from gpuplane.twin.summary import build_summary
 
 

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpuplane.twin.objects import PodPhase
-from gpuplane.twin.spec import GPU
+from gpuplane.twin.cluster.objects import PodPhase
+from gpuplane.twin.scenario.spec import GPU
 
 if TYPE_CHECKING:
     from gpuplane.twin.simulation import Simulation

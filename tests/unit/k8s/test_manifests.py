@@ -11,8 +11,8 @@ import yaml
 from gpuplane.core.errors import InputError
 from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.k8s.manifests import ParsedManifest, load_manifest, parse_manifest
-from gpuplane.twin import spec as tw
-from gpuplane.twin.qos import qos_class
+from gpuplane.twin.cluster.qos import qos_class
+from gpuplane.twin.scenario import spec as tw
 
 GiB = 1024**3
 

@@ -11,7 +11,7 @@ import pytest
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.operator.cluster_policy import MigStrategy
-from gpuplane.twin import spec as tw
+from gpuplane.twin.scenario import spec as tw
 
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "tests/fixtures/traces"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplane.twin.kernel import EventLoop, Priority, TwinError
+from gpuplane.core.kernel import EventLoop, Priority, TwinError
 
 
 def test_same_time_events_run_by_priority_then_fifo() -> None:

@@ -4,8 +4,8 @@ import itertools
 
 import pytest
 
-from gpuplane.twin.objects import VALID_POD_TRANSITIONS, IllegalTransition, Pod, PodPhase
-from gpuplane.twin.spec import PodTemplate, QosClass
+from gpuplane.twin.cluster.objects import VALID_POD_TRANSITIONS, IllegalTransition, Pod, PodPhase
+from gpuplane.twin.scenario.spec import PodTemplate, QosClass
 
 
 def make_pod(phase: PodPhase) -> Pod:

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from gpuplane.core.errors import InputError
-from gpuplane.twin.scenario import load_scenario, pool_topology_ref
+from gpuplane.twin.scenario.schema import load_scenario, pool_topology_ref
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import zlib
 
-from gpuplane.twin.cluster import Cluster
+from gpuplane.twin.cluster.cluster import Cluster
+from gpuplane.twin.cluster.objects import DeploymentState, OwnerRef, ReplicaSetState
 from gpuplane.twin.controllers.replicaset import ReplicaSetController
-from gpuplane.twin.objects import DeploymentState, OwnerRef, ReplicaSetState
-from gpuplane.twin.spec import DeploymentSpec, ReplicaSetSpec
+from gpuplane.twin.scenario.spec import DeploymentSpec, ReplicaSetSpec
 
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 

@@ -11,12 +11,12 @@
 
 from __future__ import annotations
 
-from gpuplane.twin.cluster import Cluster
+from gpuplane.core.kernel import Priority
+from gpuplane.twin.cluster.cluster import Cluster
+from gpuplane.twin.cluster.objects import JobState, OwnerRef, PodPhase
 from gpuplane.twin.controllers.runtime import sample_pod_fate
-from gpuplane.twin.kernel import Priority
-from gpuplane.twin.kubelet_sim import KubeletSim
-from gpuplane.twin.objects import JobState, OwnerRef, PodPhase
-from gpuplane.twin.spec import RestartPolicy, Workload
+from gpuplane.twin.kubelet.simulator import KubeletSim
+from gpuplane.twin.scenario.spec import RestartPolicy, Workload
 
 KIND = "Job"
 

@@ -11,11 +11,11 @@ assigned, Pending before Running, not ready before ready, more restarts first, n
 
 from __future__ import annotations
 
-from gpuplane.twin.cluster import Cluster
+from gpuplane.twin.cluster.cluster import Cluster
+from gpuplane.twin.cluster.objects import OwnerRef, Pod, PodPhase, ReplicaSetState
 from gpuplane.twin.controllers.runtime import sample_pod_fate
-from gpuplane.twin.kubelet_sim import KubeletSim
-from gpuplane.twin.objects import OwnerRef, Pod, PodPhase, ReplicaSetState
-from gpuplane.twin.spec import Workload
+from gpuplane.twin.kubelet.simulator import KubeletSim
+from gpuplane.twin.scenario.spec import Workload
 
 KIND = "ReplicaSet"
 

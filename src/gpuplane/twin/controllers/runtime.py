@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuplane.twin.spec import Duration, ExponentialDuration, FixedDuration, UntilEnd, Workload
+from gpuplane.twin.scenario.spec import (
+    Duration,
+    ExponentialDuration,
+    FixedDuration,
+    UntilEnd,
+    Workload,
+)
 
 
 def sample_run_s(duration: Duration, rng: np.random.Generator) -> float | None:

@@ -1,0 +1,2 @@
+"""The cluster's state: the object store, nodes and pods, events, resources, QoS, names,
+invariants."""

@@ -1,0 +1,1 @@
+"""DRA in the twin: the cluster's ResourceSlices, DeviceClasses and ResourceClaims."""

@@ -1,0 +1,1 @@
+"""Serving in the twin: engines that follow pods, the serving runtime, its summary."""

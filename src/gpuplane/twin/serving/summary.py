@@ -1,0 +1,54 @@
+"""Per-service serving results for the run summary: request accounting, latency percentiles,
+SLO attainment and goodput.
+
+SLO attainment is per request, as DistServe and Vidur count it: a request meets the SLO when it
+completed, its TTFT is within the TTFT target and its mean time per output token (after the
+first) is within the ITL target. The TTFT-P90 and ITL-P99 columns are the targets' own
+statistics over completed requests and over every inter-token gap.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from gpuplane.serving.routing.outcome import RequestOutcome, SimulationResult, Status
+from gpuplane.twin.scenario.serving_spec import ServiceSpec
+
+
+def _meets(o: RequestOutcome, spec: ServiceSpec) -> bool:
+    if o.status is not Status.COMPLETED or o.ttft_s is None or o.e2e_s is None:
+        return False
+    tpot = (o.e2e_s - o.ttft_s) / (o.output_tokens - 1) if o.output_tokens > 1 else 0.0
+    return o.ttft_s <= spec.slo_ttft_s and tpot <= spec.slo_itl_s
+
+
+def _r(x: float) -> float | None:
+    return None if math.isnan(x) else round(x, 4)
+
+
+def service_summary(spec: ServiceSpec, result: SimulationResult, engines: int) -> dict[str, Any]:
+    counts = result.counts()
+    reasons: dict[str, int] = {}
+    for o in result.outcomes:
+        if o.status in (Status.REJECTED, Status.ABORTED):
+            key = re.sub(r"\d+", "N", o.reason)  # one line per kind of reason
+            reasons[key] = reasons.get(key, 0) + 1
+    met = sum(1 for o in result.outcomes if _meets(o, spec))
+    arrived = result.num_arrived
+    latency = {k: _r(v) for k, v in result.latency_summary((50.0, 90.0, 99.0)).items()}
+    return {
+        "name": spec.name,
+        "deployment": f"{spec.namespace}/{spec.deployment}",
+        "router": spec.router,
+        "requests": {"arrived": arrived, **counts},
+        "not_served_reasons": dict(sorted(reasons.items())),
+        "latency_s": latency,
+        "slo": {"ttft_p90_s": spec.slo_ttft_s, "itl_p99_s": spec.slo_itl_s},
+        "slo_attainment": round(met / arrived, 4) if arrived else None,
+        "ttft_p90_met": (latency.get("ttft_p90_s") or math.inf) <= spec.slo_ttft_s,
+        "itl_p99_met": (latency.get("itl_p99_s") or math.inf) <= spec.slo_itl_s,
+        "goodput_rps": round(met / result.end_s, 4) if result.end_s > 0 else 0.0,
+        "engines_started": engines,
+    }
