@@ -1,0 +1,100 @@
+"""Benchmark: the same benchmark script at two commits, side by side in one run, and their ratio.
+
+Run: ``.venv/bin/python bench/compare_commits.py BASE_REF BENCH [--repeat N] [-- ARGS...]``, for
+example ``bench/compare_commits.py c3b380a twin_kernel`` or
+``bench/compare_commits.py c3b380a twin_speed -- --hours 0.25``.
+
+A refactor must not make the house slower, and absolute seconds on a shared two-core machine say
+little. This checks BASE_REF out into a scratch worktree, then runs ``bench/BENCH.py`` of the base
+and of the working tree alternately (base, new, base, new, ...), each in its own interpreter with
+its own ``src`` first on ``PYTHONPATH``, so both sides see the same load. It prints each run's
+wall time and headline lines, the best time per side and the ratio new / base (below 1: faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    side: str
+    wall_s: float
+    output: str
+
+
+def run_side(side: str, tree: Path, bench: str, args: list[str]) -> Run:
+    env = {**os.environ, "PYTHONPATH": str(tree / "src"), "PYTHONHASHSEED": "0"}
+    script = tree / "bench" / f"{bench}.py"
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, str(script), *args],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"{side}: {script} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    return Run(side, wall, proc.stdout)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("base", help="the commit to compare against (any git ref)")
+    parser.add_argument("bench", help="a script under bench/, without .py")
+    parser.add_argument("--repeat", type=int, default=2, help="runs per side (best one counts)")
+    argv = sys.argv[1:] if argv is None else argv
+    cut = argv.index("--") if "--" in argv else len(argv)
+    ns = parser.parse_args(argv[:cut])
+    ns.args = argv[cut + 1 :]  # everything after -- goes to the benchmark
+    if not (REPO / "bench" / f"{ns.bench}.py").exists():
+        parser.error(f"no bench/{ns.bench}.py in this tree")
+    with tempfile.TemporaryDirectory(prefix="gpuplane-base-") as tmp:
+        base_tree = Path(tmp) / "base"
+        # Benchmarks read ../shared beside the repository: give the base tree the same neighbour.
+        (Path(tmp) / "shared").symlink_to(REPO.parent / "shared")
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", "-q", str(base_tree), ns.base],
+            cwd=REPO,
+            check=True,
+        )
+        try:
+            runs: list[Run] = []
+            for _ in range(ns.repeat):
+                runs.append(run_side("base", base_tree, ns.bench, ns.args))
+                runs.append(run_side("new", REPO, ns.bench, ns.args))
+        finally:
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(base_tree)], cwd=REPO, check=False
+            )
+    report(ns.base, ns.bench, ns.args, runs)
+    return 0
+
+
+def report(base: str, bench: str, args: list[str], runs: list[Run]) -> None:
+    print(f"bench/{bench}.py {' '.join(args)}: base {base} vs the working tree")
+    for r in runs:
+        print(f"--- {r.side}: {r.wall_s:.1f} s wall")
+        for line in r.output.strip().splitlines():
+            print(f"    {line}")
+    best = {side: min(r.wall_s for r in runs if r.side == side) for side in ("base", "new")}
+    print(
+        f"best wall: base {best['base']:.1f} s, new {best['new']:.1f} s, "
+        f"ratio new/base {best['new'] / best['base']:.3f}"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
