@@ -46,6 +46,13 @@ class MiniTwin:
     def node(self, name: str) -> Node:
         return self.store.nodes[name]
 
+    def advertised(self, node: str, resource: str = "nvidia.com/gpu") -> int:
+        """How many ``resource`` devices the node's device plugin advertises (healthy ones)."""
+        n = self.node(node)
+        if resource == "nvidia.com/gpu":
+            return self.store.gpu_allocatable(n)
+        return n.allocatable.get(resource, 0)
+
     def pods(self, prefix: str = "") -> list[Pod]:
         """Every pod ever created whose name starts with ``prefix``, oldest first."""
         found = [p for p in self.store.pods.values() if p.name.startswith(prefix)]
