@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 from gpuplane.core.ids import GpuIndex, GpuModelName, NicIndex, NumaId
+from gpuplane.kubelet.config import KubeletConfig
+from gpuplane.slicing.sharing.config import DevicePluginConfig
 from gpuplane.topology.bandwidth import BandwidthModel
 from gpuplane.topology.catalog import get_gpu_model
 from gpuplane.topology.links import parse_link
 from gpuplane.topology.model import Gpu, Nic, NodeTopology, NumaNode
+from gpuplane.topology.presets import load_preset
+from gpuplane.twin.mig.devices import MigPoolSpec
+from gpuplane.twin.scenario.spec import (
+    ContainerSpec,
+    NodePoolSpec,
+    PodTemplate,
+    RestartPolicy,
+)
 
 
 def make_topology(
@@ -67,12 +77,23 @@ def all_pairs(num_gpus: int, label: str) -> list[list[str]]:
 
 
 def make_pool(
-    preset: str = "seed-8gpu", count: int = 2, name: str = "pool", **kw: object
-) -> object:
-    from gpuplane.topology.presets import load_preset
-    from gpuplane.twin.scenario.spec import NodePoolSpec
-
-    return NodePoolSpec(name=name, topology=load_preset(preset), count=count, **kw)  # type: ignore[arg-type]
+    preset: str = "seed-8gpu",
+    count: int = 2,
+    name: str = "pool",
+    *,
+    kubelet: KubeletConfig | None = None,
+    device_plugin: DevicePluginConfig | None = None,
+    mig: MigPoolSpec | None = None,
+) -> NodePoolSpec:
+    """``count`` nodes of a topology preset, with the pool options the scenario tests vary."""
+    return NodePoolSpec(
+        name=name,
+        topology=load_preset(preset),
+        count=count,
+        kubelet=kubelet if kubelet is not None else KubeletConfig(),
+        device_plugin=device_plugin,
+        mig=mig,
+    )
 
 
 def make_template(
@@ -80,12 +101,18 @@ def make_template(
     cpu_m: int = 1000,
     mem_gib: int = 4,
     restart: str = "Never",
-    **kw: object,
-) -> object:
-    from gpuplane.twin.scenario.spec import ContainerSpec, PodTemplate, RestartPolicy
-
+    *,
+    labels: dict[str, str] | None = None,
+    priority: int = 0,
+) -> PodTemplate:
+    """A one-container pod template requesting ``gpus`` whole GPUs (limits = requests)."""
     req = {"cpu": cpu_m, "memory": mem_gib * 1024**3}
     if gpus:
         req["nvidia.com/gpu"] = gpus
     container = ContainerSpec("main", requests=req, limits={"nvidia.com/gpu": gpus} if gpus else {})
-    return PodTemplate(containers=(container,), restart_policy=RestartPolicy(restart), **kw)  # type: ignore[arg-type]
+    return PodTemplate(
+        labels=dict(labels or {}),
+        containers=(container,),
+        restart_policy=RestartPolicy(restart),
+        priority=priority,
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuplane.kubelet.config import CpuManagerPolicy, GpuAllocation, KubeletConfig
 from gpuplane.kubelet.topology_manager.policy import PolicyName
-from gpuplane.twin.cluster.objects import PodPhase
+from gpuplane.twin.cluster.objects import Pod, PodPhase
 from gpuplane.twin.scenario.spec import (
     ContainerSpec,
     DeploymentSpec,
@@ -12,8 +12,8 @@ from gpuplane.twin.scenario.spec import (
     RestartPolicy,
     Workload,
 )
-from gpuplane.twin.simulation import Simulation
 from tests.factories import make_pool
+from tests.twin_factories import RecordedSimulation
 
 GIB = 1024**3
 SNN_STATIC = KubeletConfig(
@@ -31,19 +31,19 @@ def guaranteed(gpus: int, cpus: int = 8, mem_gib: int = 32) -> PodTemplate:
 
 def run(
     template: PodTemplate, replicas: int, kubelet: KubeletConfig, until: float = 60.0
-) -> Simulation:
+) -> RecordedSimulation:
     deploy = DeploymentSpec(name="tp", namespace="ml", template=template, replicas=replicas)
-    sim = Simulation(
-        [make_pool(count=1, kubelet=kubelet)],  # type: ignore[list-item]
+    sim = RecordedSimulation(
+        [make_pool(count=1, kubelet=kubelet)],
         [Workload("tp", deploy)],
         seed=1,
         check_invariants=True,
     )
-    sim.result = sim.run(until)  # type: ignore[attr-defined]
+    sim.result = sim.run(until)
     return sim
 
 
-def pods(sim: Simulation) -> list:  # type: ignore[type-arg]
+def pods(sim: RecordedSimulation) -> list[Pod]:
     return sorted(sim.cluster.store.pods.values(), key=lambda p: p.created_s)
 
 
@@ -56,10 +56,10 @@ def test_single_numa_node_rejects_an_8_gpu_pod_and_the_replicaset_replaces_it_pa
         assert p.message == "Pod was rejected: Resources cannot be allocated with Topology locality"
     # One bind-then-reject round per admission delay (1 s): about 60 in a minute, never a spin.
     assert 50 <= len(failed) <= 61
-    counters = sim.result.summary["counters"]  # type: ignore[attr-defined]
+    counters = sim.result.summary["counters"]
     assert counters["admission_rejections"] == len(failed)
     assert counters["controller_replacements"] >= len(failed) - 1
-    events = [e for e in sim.result.events if e.reason == "TopologyAffinityError"]  # type: ignore[attr-defined]
+    events = [e for e in sim.result.events if e.reason == "TopologyAffinityError"]
     assert len(events) == len(failed)
     assert events[0].message == "Resources cannot be allocated with Topology locality"
     node = sim.cluster.store.nodes["pool-0"]
@@ -104,8 +104,8 @@ def test_device_plugin_preference_decides_gpus_at_binding() -> None:
     def gpus_of(policy: GpuAllocation) -> tuple[int, ...]:
         one = DeploymentSpec(name="one", namespace="ml", template=guaranteed(1), replicas=1)
         two = DeploymentSpec(name="two", namespace="ml", template=guaranteed(2), replicas=1)
-        sim = Simulation(
-            [make_pool(count=1, kubelet=KubeletConfig(gpu_allocation=policy))],  # type: ignore[list-item]
+        sim = RecordedSimulation(
+            [make_pool(count=1, kubelet=KubeletConfig(gpu_allocation=policy))],
             [Workload("one", one), Workload("two", two)],
             seed=1,
             check_invariants=True,
@@ -115,7 +115,7 @@ def test_device_plugin_preference_decides_gpus_at_binding() -> None:
         assert by_name["one"].gpu_ids == (0,)
         return by_name["two"].gpu_ids
 
-    topo = make_pool(count=1).topology  # type: ignore[attr-defined]
+    topo = make_pool(count=1).topology
     assert gpus_of(GpuAllocation.FIRST) == (1, 2)
     assert not topo.gpu_link(1, 2).is_nvlink
     for policy in (GpuAllocation.BEST_EFFORT, GpuAllocation.GPUPLANE):

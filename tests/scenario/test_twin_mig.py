@@ -5,29 +5,30 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpuplane.twin.cluster.objects import PodPhase
+from gpuplane.twin.cluster.objects import Pod, PodPhase
 from gpuplane.twin.mig.devices import MigPoolSpec, layouts_from_config
 from gpuplane.twin.scenario.spec import (
     ArriveAt,
     ContainerSpec,
     DeploymentSpec,
+    NodePoolSpec,
     PodTemplate,
     RestartPolicy,
     Workload,
 )
-from gpuplane.twin.simulation import Simulation
 from tests.factories import make_pool
+from tests.twin_factories import RecordedSimulation
 
 GIB = 1024**3
 
 
 def mig_pool(
     config: str, *, strategy: str = "mixed", dynamic: bool = False, count: int = 1
-) -> object:
+) -> NodePoolSpec:
     pool = make_pool("dgx-h100", count=count)
-    layouts = layouts_from_config(pool.topology, config)  # type: ignore[attr-defined]
+    layouts = layouts_from_config(pool.topology, config)
     spec = MigPoolSpec(strategy=strategy, config=config, dynamic=dynamic, layouts=layouts)
-    return replace(pool, mig=spec)  # type: ignore[type-var]
+    return replace(pool, mig=spec)
 
 
 def mig_template(profile: str, n: int = 1, mem_gib: int = 0) -> PodTemplate:
@@ -38,17 +39,19 @@ def mig_template(profile: str, n: int = 1, mem_gib: int = 0) -> PodTemplate:
     )
 
 
-def run(pool: object, deps: list[tuple[str, PodTemplate, int, float]], until: float) -> Simulation:
+def run(
+    pool: NodePoolSpec, deps: list[tuple[str, PodTemplate, int, float]], until: float
+) -> RecordedSimulation:
     workloads = [
         Workload(n, DeploymentSpec(name=n, namespace="ml", template=t, replicas=r), ArriveAt(at))
         for n, t, r, at in deps
     ]
-    sim = Simulation([pool], workloads, seed=2, check_invariants=True)  # type: ignore[list-item]
-    sim.result = sim.run(until)  # type: ignore[attr-defined]
+    sim = RecordedSimulation([pool], workloads, seed=2, check_invariants=True)
+    sim.result = sim.run(until)
     return sim
 
 
-def running(sim: Simulation, prefix: str = "") -> list:  # type: ignore[type-arg]
+def running(sim: RecordedSimulation, prefix: str = "") -> list[Pod]:
     return [
         p
         for p in sim.cluster.store.pods.values()
@@ -94,7 +97,7 @@ def test_dynamic_repartitioning_serves_demand_with_the_planner() -> None:
     sim = run(pool, deps, 200.0)
     assert len(running(sim, "small")) == 10
     assert len(running(sim, "big")) == 4  # 4 x 3g.40gb = two GPUs repartitioned
-    counters = sim.result.summary["counters"]  # type: ignore[attr-defined]
+    counters = sim.result.summary["counters"]
     assert counters["mig_reconfigurations"] >= 1
     node = sim.cluster.store.nodes["pool-0"]
     assert node.labels["nvidia.com/mig.config.state"] == "success"
@@ -116,7 +119,7 @@ def test_dynamic_repartitioning_serves_demand_with_the_planner() -> None:
     assert gpus_of["big"] <= gpus_of["small"]
     untouched = [g for g in range(8) if g not in gpus_of["small"]]
     assert all(layouts[g].counts() == {"1g.10gb": 7} for g in untouched)
-    events = [e for e in sim.result.events if e.reason == "MigReconfigured"]  # type: ignore[attr-defined]
+    events = [e for e in sim.result.events if e.reason == "MigReconfigured"]
     assert events
 
 
@@ -126,7 +129,7 @@ def test_oom_inside_a_mig_instance_hits_only_that_pod() -> None:
         ("over", mig_template("1g.10gb", mem_gib=12), 1, 0.0),
     ]
     sim = run(mig_pool("all-1g.10gb"), deps, 5.0)
-    counters = sim.result.summary["counters"]  # type: ignore[attr-defined]
+    counters = sim.result.summary["counters"]
     assert counters["gpu_oom_kills"] == 1
     assert all(p.restart_count == 0 for p in running(sim, "fit"))
 
@@ -152,22 +155,22 @@ def test_mig_manager_applies_a_relabel_by_draining_and_reconfiguring() -> None:
         ),
     ]
     change = MigConfigChange(100.0, "pool", "all-3g.40gb", reconfigure_s=60.0)
-    sim = Simulation(
-        [pool],  # type: ignore[list-item]
+    sim = RecordedSimulation(
+        [pool],
         workloads,
         seed=2,
         check_invariants=True,
         mig_config_changes=(change,),
     )
-    sim.result = sim.run(130.0)  # type: ignore[attr-defined]
+    sim.result = sim.run(130.0)
     node = sim.cluster.store.nodes["pool-0"]
     assert node.labels["nvidia.com/mig.config.state"] == "pending"
     assert node.unschedulable
     assert node.allocatable["nvidia.com/mig-1g.10gb"] == 0
-    evicted = [e for e in sim.result.events if e.reason == "Evicted"]  # type: ignore[attr-defined]
+    evicted = [e for e in sim.result.events if e.reason == "Evicted"]
     assert len(evicted) == 4  # the four small pods held 1g.10gb instances
-    sim2 = Simulation(
-        [pool],  # type: ignore[list-item]
+    sim2 = RecordedSimulation(
+        [pool],
         workloads,
         seed=2,
         check_invariants=True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,8 +19,8 @@ from gpuplane.twin.scenario.spec import (
     PodGroupSpec,
     Workload,
 )
-from gpuplane.twin.simulation import Simulation
 from tests.factories import make_pool, make_template
+from tests.twin_factories import RecordedSimulation
 
 HOUR = 3600.0
 
@@ -48,20 +49,20 @@ def mixed_workloads(fail: float = 0.2) -> list[Workload]:
     ]
 
 
-def run(seed: int, until: float = 6 * HOUR, **kw: object) -> Simulation:
-    sim = Simulation(
+def run(seed: int, until: float = 6 * HOUR, **kw: Any) -> RecordedSimulation:
+    sim = RecordedSimulation(
         [make_pool(count=3)],
         mixed_workloads(),
-        seed=seed,  # type: ignore[list-item]
+        seed=seed,
         check_invariants=True,
         **kw,
-    )  # type: ignore[arg-type]
-    sim.result = sim.run(until)  # type: ignore[attr-defined]
+    )
+    sim.result = sim.run(until)
     return sim
 
 
-def dump(sim: Simulation) -> str:
-    r = sim.result  # type: ignore[attr-defined]
+def dump(sim: RecordedSimulation) -> str:
+    r = sim.result
     return json.dumps([r.summary, [e.as_dict() for e in r.events], r.timeseries], sort_keys=True)
 
 
@@ -72,7 +73,7 @@ def test_same_seed_same_run_other_seed_differs() -> None:
 
 def test_deployment_keeps_replicas_and_jobs_finish() -> None:
     sim = run(3)
-    s = sim.result.summary  # type: ignore[attr-defined]
+    s = sim.result.summary
     assert s["deployments"][0]["ready"] == 3
     assert s["jobs"]["total"] == 6
     assert s["jobs"]["complete"] + s["jobs"]["failed"] + s["jobs"]["active"] == 6
@@ -88,12 +89,12 @@ def test_job_backoff_limit() -> None:
         parallelism=1,
         backoff_limit=2,
     )
-    sim = Simulation(
+    sim = RecordedSimulation(
         [make_pool(count=1)],
         [Workload("flaky", job, ArriveAt(0), FixedDuration(60), failure_probability=1.0)],
         seed=1,
         check_invariants=True,
-    )  # type: ignore[list-item]
+    )
     r = sim.run(HOUR)
     state = sim.cluster.store.jobs["ml/flaky"]
     assert state.condition == "Failed" and state.failed == 3
@@ -107,10 +108,10 @@ def test_failed_replica_is_replaced() -> None:
     dep = DeploymentSpec(
         name="web", namespace="d", template=make_template(gpus=1, restart="Always"), replicas=2
     )
-    sim = Simulation(
+    sim = RecordedSimulation(
         [make_pool(count=1)],
         [Workload("web", dep)],
-        seed=1,  # type: ignore[list-item]
+        seed=1,
         check_invariants=True,
     )
     sim.cluster.loop.schedule(100.0, lambda: _kill_one(sim), priority=0, label="kill")
@@ -120,7 +121,7 @@ def test_failed_replica_is_replaced() -> None:
     assert r.summary["pods"]["created"] == 3
 
 
-def _kill_one(sim: Simulation) -> None:
+def _kill_one(sim: RecordedSimulation) -> None:
     pod = next(p for p in sim.cluster.store.pods.values() if p.phase is PodPhase.RUNNING)
     sim.kubelet.finish(
         pod,
@@ -142,7 +143,7 @@ def test_gang_waits_until_it_fits() -> None:
         Workload("blocker", blocker, ArriveAt(0), FixedDuration(600)),
         Workload("gang", job, ArriveAt(1), FixedDuration(600)),
     ]
-    sim = Simulation([make_pool(count=3)], wls, seed=2, check_invariants=True)  # type: ignore[list-item]
+    sim = RecordedSimulation([make_pool(count=3)], wls, seed=2, check_invariants=True)
     sim.run(2 * HOUR)
     gang = [p for p in sim.cluster.store.pods.values() if p.pod_group == "g"]
     assert len({p.scheduled_s for p in gang}) == 1  # all at once
@@ -170,6 +171,6 @@ def test_invariants_hold_for_random_runs(seed: int, fail: float, replicas: int, 
         duration=ExponentialDuration(900),
         failure_probability=fail,
     )
-    sim = Simulation([make_pool(count=nodes)], wls, seed=seed, check_invariants=True)  # type: ignore[list-item]
+    sim = RecordedSimulation([make_pool(count=nodes)], wls, seed=seed, check_invariants=True)
     r = sim.run(3 * HOUR)
     assert r.summary["pods"]["created"] == len(sim.cluster.store.pods)

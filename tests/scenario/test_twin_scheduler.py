@@ -40,7 +40,7 @@ def test_preemption_evicts_minimal_victims_and_controllers_replace_them() -> Non
         [Workload("batch", batch), Workload("vip", vip, ArriveAt(100.0), FixedDuration(600))],
         seed=1,
         check_invariants=True,
-    )  # type: ignore[list-item]
+    )
     result = sim.run(300.0)
     store = sim.cluster.store
     preemptor = next(p for p in store.pods.values() if p.owner and p.owner.name == "vip")
@@ -79,7 +79,7 @@ def test_gang_waits_at_permit_then_times_out_without_a_partial_start() -> None:
         ],
         seed=3,
         check_invariants=True,
-    )  # type: ignore[list-item]
+    )
     sim.run(2000.0)
     failed = events(sim, "FailedScheduling")
     assert (
@@ -112,14 +112,14 @@ def test_fractional_pods_share_gpus() -> None:
         [Workload("small", shared), Workload("whole", whole, ArriveAt(10.0), FixedDuration(60))],
         seed=2,
         check_invariants=True,
-    )  # type: ignore[list-item]
+    )
     sim.run(100.0)
     store = sim.cluster.store
     assert store.gpu_shares["pool-0"] == [1000] * 8
     running = [p for p in store.pods.values() if p.node_name is not None]
     assert len(running) == 16 and all(p.gpu_ids == () for p in running)
     pending = [p for p in store.pods.values() if p.node_name is None]
-    assert {p.last_schedule_message.split(" preemption:")[0] for p in pending} == {  # type: ignore[union-attr]
+    assert {(p.last_schedule_message or "").split(" preemption:")[0] for p in pending} == {
         "0/1 nodes are available: 1 Insufficient gpuplane.io/gpu-milli.",
         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.",
     }

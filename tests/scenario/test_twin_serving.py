@@ -10,7 +10,7 @@ from gpuplane.autoscaler.promql.evaluator import evaluate
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.twin.build import simulation_from_spec
-from gpuplane.twin.simulation import Simulation
+from gpuplane.twin.simulation import RunResult, Simulation
 
 SCENARIO = """\
 name: serve
@@ -57,19 +57,18 @@ def run(
     tp: int = 1,
     replicas: int = 2,
     pool: str = "dgx-h100",
-) -> Simulation:
+) -> tuple[Simulation, RunResult]:
     (tmp / "scenario.yaml").write_text(SCENARIO.replace("ROUTER", router).replace("dgx-h100", pool))
     text = LLM.replace("MODEL", model).replace("REPLICAS", str(replicas))
     (tmp / "llm.yaml").write_text(text.replace('"TP"', f'"{tp}"').replace("TP,", f"{tp},"))
     spec = load_scenario_spec(tmp / "scenario.yaml").spec
     sim = simulation_from_spec(spec, seed=0, check_invariants=True)
-    sim.result = sim.run(until)  # type: ignore[attr-defined]
-    return sim
+    return sim, sim.run(until)
 
 
 def test_requests_are_conserved_and_latency_is_reported(tmp_path: Path) -> None:
-    sim = run(tmp_path)
-    (svc,) = sim.result.summary["serving"]  # type: ignore[attr-defined]
+    _, result = run(tmp_path)
+    (svc,) = result.summary["serving"]
     req = svc["requests"]
     assert req["arrived"] > 1500
     assert req["arrived"] == req["completed"] + req["rejected"] + req["aborted"] + req["in_flight"]
@@ -81,7 +80,7 @@ def test_requests_are_conserved_and_latency_is_reported(tmp_path: Path) -> None:
 
 
 def test_engine_metrics_are_in_the_series_store_with_pod_labels(tmp_path: Path) -> None:
-    sim = run(tmp_path)
+    sim, _ = run(tmp_path)
     store = sim.cluster.tsdb
     assert "vllm:num_requests_running" in store
     assert "DCGM_FI_DEV_FB_USED" in store
@@ -97,12 +96,14 @@ def test_engine_metrics_are_in_the_series_store_with_pod_labels(tmp_path: Path) 
 
 
 def test_a_model_that_does_not_fit_crash_loops(tmp_path: Path) -> None:
-    sim = run(tmp_path, model="meta-llama/Llama-3.1-70B-Instruct", tp=1, replicas=1, until=120.0)
-    counters = sim.result.summary["counters"]  # type: ignore[attr-defined]
+    sim, result = run(
+        tmp_path, model="meta-llama/Llama-3.1-70B-Instruct", tp=1, replicas=1, until=120.0
+    )
+    counters = result.summary["counters"]
     assert counters["engine_start_failures"] >= 2  # restarted with back-off, failing again
     pod = next(iter(sim.cluster.store.pods.values()))
     assert pod.restart_count >= 1
-    (svc,) = sim.result.summary["serving"]  # type: ignore[attr-defined]
+    (svc,) = result.summary["serving"]
     assert svc["requests"]["completed"] == 0
 
 

@@ -50,7 +50,7 @@ def run_upgrade(nodes: int, parallel: int, unavailable: str, seed: int) -> tuple
     sim = Simulation(
         [make_pool(count=nodes)],
         [Workload("serve", serve)],
-        seed=seed,  # type: ignore[list-item]
+        seed=seed,
         node_agent=agent,
         check_invariants=True,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplane.autoscaler.hpa.controller import HpaSnapshot, decide
+from gpuplane.autoscaler.hpa.controller import HpaDecision, HpaSnapshot, decide
 from gpuplane.autoscaler.hpa.metrics import MetricsApi, MetricsSnapshot
 from gpuplane.autoscaler.hpa.pods import ContainerInfo, PodInfo, PodMetric
 from gpuplane.autoscaler.hpa.settings import HpaControllerSettings
@@ -39,7 +39,7 @@ def snap(
     state: HpaState | None = None,
     extra: dict[str, tuple[int, ...]] | None = None,
 ) -> HpaSnapshot:
-    values = {} if queue is None else {"queue": (queue,)}
+    values: dict[str, tuple[int, ...]] = {} if queue is None else {"queue": (queue,)}
     values.update(extra or {})
     return HpaSnapshot(
         now,
@@ -51,8 +51,8 @@ def snap(
     )
 
 
-def cond(decision: object, kind: ConditionType) -> str:
-    found = decision.condition(kind)  # type: ignore[attr-defined]
+def cond(decision: HpaDecision, kind: ConditionType) -> str:
+    found = decision.condition(kind)
     return "" if found is None else found.short()
 
 

@@ -27,12 +27,19 @@ from gpuplane.autoscaler.keda.prometheus_scaler import (
 )
 from gpuplane.autoscaler.keda.scale_loop import KedaSnapshot, decide
 from gpuplane.autoscaler.keda.scalers import Scaler, ScalerPoll, build_scaler
-from gpuplane.autoscaler.keda.state import KedaSettings, KedaState
+from gpuplane.autoscaler.keda.state import KedaCondition, KedaSettings, KedaState
 from gpuplane.autoscaler.keda.validation import scaled_object_from_dict
 from gpuplane.core.tsdb import SeriesStore, labels_of
 
 META = PrometheusMetadata("http://p:9090", "sum(q)", threshold=5.0, activation_threshold=1.0)
 SETTINGS = KedaSettings()
+
+
+def cond(state: KedaState, kind: str) -> KedaCondition:
+    """The state's condition of ``kind``, which the test expects to be there."""
+    found = state.condition(kind)
+    assert found is not None, kind
+    return found
 
 
 def make_so(**spec: Any) -> ScaledObjectIn:
@@ -182,7 +189,7 @@ def test_errors_with_and_without_fallback() -> None:
         ]
     )
     d = decide(KedaSnapshot(10.0, two, 2, (ACTIVE, FAIL)), SETTINGS)
-    assert d.state.condition("Ready").reason == "PartialTriggerError"
+    assert cond(d.state, "Ready").reason == "PartialTriggerError"
 
 
 def test_pause_force_and_cpu_only() -> None:
@@ -260,14 +267,14 @@ def test_fallback_lands_the_hpa_on_the_fallback_replicas() -> None:
     assert answers[0].error == "metric:s0-prometheus encountered error"
     assert answers[1].error is not None and answers[2].values_milli == (30_000,)  # 5 x 6
     assert state.health["s0-prometheus"].failures == 3
-    assert state.condition("Fallback").short() == "Fallback=True/FallbackExists"
+    assert cond(state, "Fallback").short() == "Fallback=True/FallbackExists"
     metrics = MetricsSnapshot(external={"s0-prometheus": answers[2].values_milli or ()})
     pods = tuple(PodInfo(f"p{i}") for i in range(3))
     d = hpa_decide(HpaSnapshot(0.0, hpa, 3, 3, pods, metrics), HpaControllerSettings())
     assert d.desired_replicas == 6
     ok = external_metric(so, scalers, "s0-prometheus", {"s0-prometheus": ACTIVE}, state, 6, 6)
     assert ok.values_milli == (7000,) and ok.state.health["s0-prometheus"].failures == 0
-    assert ok.state.condition("Fallback").reason == "NoFallbackFound"
+    assert cond(ok.state, "Fallback").reason == "NoFallbackFound"
 
 
 @pytest.mark.parametrize(

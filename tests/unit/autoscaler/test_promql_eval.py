@@ -95,7 +95,7 @@ def test_bucket_quantile_edges() -> None:
     assert math.isnan(bucket_quantile(0.5, [(0.1, 1), (1, 2)]))  # no +Inf bucket
     assert math.isnan(bucket_quantile(0.5, [(0.1, 0), (math.inf, 0)]))  # no observations
     # counts forced monotonic: 8 becomes 10
-    broken = [(0.1, 10), (0.5, 8), (1.0, 40), (math.inf, 50)]
+    broken: list[tuple[float, float]] = [(0.1, 10), (0.5, 8), (1.0, 40), (math.inf, 50)]
     assert bucket_quantile(0.5, broken) == pytest.approx(0.5 + 0.5 * (15 / 30))
     assert bucket_quantile(0.1, [(-1, 5), (0, 10), (math.inf, 20)]) == -1
     # equal bounds are merged
@@ -103,7 +103,7 @@ def test_bucket_quantile_edges() -> None:
 
 
 def test_histogram_quantile_over_rates_with_grouping() -> None:
-    series = {}
+    series: dict[tuple[str, tuple[tuple[str, str], ...]], list[tuple[float, float]]] = {}
     for pod, scale in (("a", 1.0), ("b", 3.0)):
         for le, frac in (("0.1", 0.2), ("0.5", 0.6), ("1", 0.8), ("+Inf", 1.0)):
             series[("lat_bucket", (("le", le), ("pod", pod)))] = [

@@ -10,7 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplane.autoscaler.promql import Scalar, evaluate, parse
-from gpuplane.autoscaler.promql.ast import Aggregate, Binary, MatrixSelector, VectorSelector
+from gpuplane.autoscaler.promql.ast import (
+    Aggregate,
+    Binary,
+    Call,
+    MatrixSelector,
+    VectorSelector,
+)
 from gpuplane.autoscaler.promql.lexer import Tok, duration_seconds, tokenize
 from gpuplane.autoscaler.promql.matchers import LabelMatcher, RegexError, compile_regex
 from gpuplane.core.errors import InputError
@@ -150,7 +156,8 @@ def test_regex_semantics_are_anchored_and_dotall() -> None:
 
 def test_matrix_selector_range() -> None:
     node = parse("rate(foo[90s])")
-    arg = node.args[0]  # type: ignore[union-attr]
+    assert isinstance(node, Call)
+    arg = node.args[0]
     assert isinstance(arg, MatrixSelector) and arg.range_s == 90
 
 

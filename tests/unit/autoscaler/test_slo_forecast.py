@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ from gpuplane.autoscaler.slo.forecast import (
     recent_peak,
 )
 
-ARGS = {"alpha": 0.3, "beta": 0.1, "z": 1.2816, "headroom": 0.0}
+ARGS: dict[str, Any] = {"alpha": 0.3, "beta": 0.1, "z": 1.2816, "headroom": 0.0}
 
 
 def test_a_straight_line_is_recovered_exactly() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -43,7 +44,7 @@ def covered(replicas: int, *, ago: float = 400.0) -> PoolMemory:
 
 def pd_pools(**decode_signals: float) -> tuple[PoolSnapshot, PoolSnapshot]:
     prefill = make_pool(name="prefill", role=PoolRole.PREFILL, rates=flat(6.0), ready=4)
-    signals: dict[str, float] = {"num_requests_running": 60.0, "kv_cache_usage": 0.5}
+    signals: dict[str, Any] = {"num_requests_running": 60.0, "kv_cache_usage": 0.5}
     signals.update(decode_signals)
     decode = make_pool(name="decode", role=PoolRole.DECODE, rates=flat(6.0), ready=2, **signals)
     return prefill, decode

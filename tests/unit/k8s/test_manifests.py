@@ -267,7 +267,7 @@ def test_limits_default_requests_and_gpu_rules() -> None:
     assert requests(limits={"nvidia.com/gpu": 2}) == {"nvidia.com/gpu": 2}
     assert requests(limits={"cpu": "0.0001"}) == {"cpu": 1}
     assert requests(requests={"cpu": "500m"}, limits={"cpu": 2}) == {"cpu": 500}
-    cases = {
+    cases: dict[str, dict[str, Any]] = {
         "limits.nvidia.com/gpu: '0.5': must be an integer": {"limits": {"nvidia.com/gpu": "0.5"}},
         "requests.nvidia.com/gpu: 1: must be equal to nvidia.com/gpu limit of 2": {
             "requests": {"nvidia.com/gpu": 1},

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pytest
 
 from gpuplane.kubelet.admission import (
@@ -20,8 +22,8 @@ from gpuplane.topology.presets import load_preset
 SEED = load_preset("seed-8gpu")  # 4 GPUs per socket, 112 CPUs per socket with SMT
 
 
-def choose(candidates: object, size: int) -> list[int] | None:
-    pick = pick_gpus(SEED, list(candidates), size)  # type: ignore[call-overload]
+def choose(candidates: Iterable[int], size: int) -> list[int] | None:
+    pick = pick_gpus(SEED, list(candidates), size)
     return list(pick.gpus) if pick else None
 
 
@@ -37,7 +39,9 @@ def test_cpu_hints_and_whole_core_allocation() -> None:
     )
     hints = cpu_hints(topo, 2, (), ())["cpu"]
     assert hints is not None
-    assert sorted((h.affinity.nodes(), h.preferred) for h in hints) == [  # type: ignore[union-attr]
+    pairs = [(h.affinity.nodes(), h.preferred) for h in hints if h.affinity is not None]
+    assert len(pairs) == len(hints)
+    assert sorted(pairs) == [
         ([0], True),
         ([0, 1], False),
         ([1], True),

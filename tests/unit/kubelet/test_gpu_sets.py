@@ -38,7 +38,8 @@ def test_one_gpu_pod_does_not_break_a_pair_or_a_whole_socket() -> None:
     pick = pick_gpus(topo, [1, 2, 3, 4, 5, 6, 7], 1)
     assert pick is not None and pick.gpus[0] in (1, 2)
     # Socket 1 stays whole for a later 4-GPU TP group at 150 GB/s.
-    assert pick_gpus(topo, [g for g in range(1, 8) if g != pick.gpus[0]], 4).bottleneck_gbps == 150  # type: ignore[union-attr]
+    group = pick_gpus(topo, [g for g in range(1, 8) if g != pick.gpus[0]], 4)
+    assert group is not None and group.bottleneck_gbps == 150
 
 
 def test_nvswitch_prefers_the_fuller_numa_node() -> None:

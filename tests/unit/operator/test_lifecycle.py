@@ -43,7 +43,8 @@ def run_to_rest(
 ) -> list[tuple[S, LifecycleStep]]:
     """Follow next_step until it returns None, checking each move against the table."""
     rng = np.random.default_rng(seed)
-    state, failures, steps = start, 0, []
+    state, failures = start, 0
+    steps: list[tuple[S, LifecycleStep]] = []
     for _ in range(200):
         step = next_step(state, policy, settings, rng, failures=failures)
         if step is None:

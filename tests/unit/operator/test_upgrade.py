@@ -3,18 +3,27 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from itertools import product
+from typing import Any
 
 import pytest
 
-from gpuplane.operator.cluster_policy import DrainSpec, PodDeletionSpec, WaitForCompletionSpec
+from gpuplane.operator.cluster_policy import (
+    ClusterPolicy,
+    DrainSpec,
+    PodDeletionSpec,
+    WaitForCompletionSpec,
+)
 from gpuplane.operator.upgrade import decide_upgrades, upgrades_available
 from gpuplane.operator.upgrade_state import (
     EVENT_REASON,
     UPGRADE_STATE_LABEL,
     VALID_TRANSITIONS,
     IllegalUpgradeTransitionError,
+    NodeUpgradeAction,
     PodPhase,
     PodRef,
+    UpgradeNode,
+    UpgradePod,
     UpgradeSnapshot,
     UpgradeState,
     transition,
@@ -31,7 +40,7 @@ from tests.unit.operator.upgrade_sim import (
 U = UpgradeState
 
 
-def one(node, policy=None):  # type: ignore[no-untyped-def]
+def one(node: UpgradeNode, policy: ClusterPolicy | None = None) -> NodeUpgradeAction:
     decision = decide_upgrades(UpgradeSnapshot((node,)), policy or make_policy())
     return decision.actions[0]
 
@@ -124,7 +133,7 @@ def test_sandbox_workloads_disable_the_controller() -> None:
     assert not decide_upgrades(UpgradeSnapshot((make_node(),)), policy).enabled
 
 
-def required(n: int, **kw: object) -> tuple:  # type: ignore[type-arg]
+def required(n: int, **kw: Any) -> tuple[UpgradeNode, ...]:
     return tuple(make_node(f"n{i}", state=U.UPGRADE_REQUIRED, **kw) for i in range(n))
 
 
@@ -204,7 +213,7 @@ def test_wait_for_jobs_waits_then_times_out() -> None:
     assert one(node, make_policy()).next_state == U.POD_DELETION_REQUIRED  # no selector: no wait
 
 
-def deleting(*pods, **kw):  # type: ignore[no-untyped-def]
+def deleting(*pods: UpgradePod, **kw: Any) -> UpgradeNode:
     return make_node(state=U.POD_DELETION_REQUIRED, unschedulable=True, pods=pods, **kw)
 
 
@@ -232,7 +241,9 @@ def test_pod_deletion_selector_adds_pods_without_gpu_requests() -> None:
         (gpu_pod("ds", owner_kind="DaemonSet"), PodDeletionSpec(force=True, delete_empty_dir=True)),
     ],
 )
-def test_pods_the_drain_helper_refuses_fail_or_fall_back_to_drain(pod, spec) -> None:  # type: ignore[no-untyped-def]
+def test_pods_the_drain_helper_refuses_fail_or_fall_back_to_drain(
+    pod: UpgradePod, spec: PodDeletionSpec
+) -> None:
     no_drain = make_policy(pod_deletion=spec)
     action = one(deleting(pod), no_drain)
     assert action.next_state == U.FAILED and action.event_type == "Warning"
@@ -255,7 +266,7 @@ def test_pod_deletion_timeout() -> None:
     assert not one(replace(node, time_in_state_s=1e6), forever).changed
 
 
-def draining(*pods, **kw):  # type: ignore[no-untyped-def]
+def draining(*pods: UpgradePod, **kw: Any) -> UpgradeNode:
     return make_node(state=U.DRAIN_REQUIRED, unschedulable=True, pods=pods, **kw)
 
 
@@ -286,7 +297,7 @@ def test_drain_refusal_and_timeout_fail_the_upgrade() -> None:
     assert one(draining(gpu_pod("bare", owner_kind=None)), forced).drain_pods
 
 
-def restarting(**kw):  # type: ignore[no-untyped-def]
+def restarting(**kw: Any) -> UpgradeNode:
     return make_node(state=U.POD_RESTART_REQUIRED, unschedulable=True, **kw)
 
 

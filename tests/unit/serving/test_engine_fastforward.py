@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpuplane.serving.batch import StepTimeModel
 from gpuplane.serving.engine.engine import Engine
 from gpuplane.serving.engine.live import RequestRecord
 from tests.unit.serving.test_engine_fakes import LINEAR, FakeStepModel, drive, make_config, workload
@@ -25,13 +28,13 @@ def _same(a: list[RequestRecord], b: list[RequestRecord]) -> None:
         assert x.end_s == pytest.approx(y.end_s, abs=1e-9)
 
 
-def _three_ways(cfg_kw: dict[str, object], seed: int, model: object) -> list[Engine]:
-    cfg = make_config(**cfg_kw)  # type: ignore[arg-type]
+def _three_ways(cfg_kw: dict[str, Any], seed: int, model: StepTimeModel) -> list[Engine]:
+    cfg = make_config(**cfg_kw)
     reqs = workload(seed)
     engines = [
-        Engine(cfg, model, "fast", record_token_times=True),  # type: ignore[arg-type]
-        Engine(cfg, model, "ref", fast=False, record_token_times=True),  # type: ignore[arg-type]
-        Engine(cfg, model, "blocks", fast=False, reference_kv=True, record_token_times=True),  # type: ignore[arg-type]
+        Engine(cfg, model, "fast", record_token_times=True),
+        Engine(cfg, model, "ref", fast=False, record_token_times=True),
+        Engine(cfg, model, "blocks", fast=False, reference_kv=True, record_token_times=True),
     ]
     results = [drive(e, reqs, check=True) for e in engines]
     _same(results[0], results[1])
@@ -45,9 +48,9 @@ def _three_ways(cfg_kw: dict[str, object], seed: int, model: object) -> list[Eng
 @pytest.mark.parametrize("caching", [True, False])
 @pytest.mark.parametrize("model", [LINEAR, FakeStepModel()], ids=["run-priced", "step-priced"])
 def test_fast_equals_reference_under_memory_pressure(
-    kind: str, caching: bool, model: object
+    kind: str, caching: bool, model: StepTimeModel
 ) -> None:
-    kw: dict[str, object] = {"kind": kind, "enable_prefix_caching": caching}
+    kw: dict[str, Any] = {"kind": kind, "enable_prefix_caching": caching}
     kw["num_gpu_blocks"] = 30 if kind == "vllm" else 110  # tight: preemption and retraction
     engines = _three_ways(kw, seed=2, model=model)
     assert engines[0].stats.preemptions == engines[1].stats.preemptions
@@ -89,7 +92,8 @@ def test_fast_mode_prices_runs_not_steps() -> None:
         plans += 1
         original(at)
 
-    engine._start = counting  # type: ignore[method-assign]
+    # An instance attribute shadows the method, so the engine's own calls go through the wrapper.
+    vars(engine)["_start"] = counting
     drive(engine, reqs)
     assert engine.stats.preemptions == 0
     assert engine.num_steps > 20 * plans

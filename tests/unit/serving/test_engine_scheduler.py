@@ -36,7 +36,8 @@ def recorded(engine: Engine) -> list[Step]:
             Step(at, chunks, engine.num_running(), len(decodes) < len(chunks), bool(decodes))
         )
 
-    engine._start = start  # type: ignore[method-assign]
+    # An instance attribute shadows the method, so the engine's own calls go through the wrapper.
+    vars(engine)["_start"] = start
     return steps
 
 
@@ -134,7 +135,8 @@ def test_sglang_retracts_fewest_outputs_first_and_raises_the_ratio() -> None:
         original(at)
         ratios.append(engine.new_token_ratio)
 
-    engine._start = start  # type: ignore[method-assign]
+    # An instance attribute shadows the method, so the engine's own calls go through the wrapper.
+    vars(engine)["_start"] = start
     records = {r.request_id: r for r in drive(engine, [*longs, *burst], check=True)}
     retracted = {k for k, r in records.items() if r.num_preemptions}
     assert retracted and retracted <= {"r4", "r5", "r6", "r7"}
@@ -149,7 +151,7 @@ def test_finish_reasons_follow_vllm_length_checks() -> None:
     reqs = [
         make_request(0, 0.0, 50, 10),  # EOS after 10
         make_request(1, 0.0, 50, 80),  # max_model_len stops it at 50 tokens
-        make_request(2, 0.0, 50, 10).__class__("r2", 0.0, 50, 10, max_tokens=10),  # both: length
+        Request(RequestId("r2"), 0.0, 50, 10, max_tokens=10),  # both: length
     ]
     records = {r.request_id: r for r in drive(engine, reqs)}
     assert records["r0"].finish_reason is FinishReason.STOP

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
 from gpuplane.core.tsdb import labels_of
@@ -46,7 +47,7 @@ LATENCY = [0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0,
 LATENCY += [120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0]
 
 
-def _scraped(kind: str) -> dict[str, object]:
+def _scraped(kind: str) -> dict[str, Metric]:
     engine = Engine(make_config(kind, num_gpu_blocks=60 if kind == "vllm" else 240), LINEAR)
     drive(engine, workload(1, n=30))
     text = exposition([(engine, {})])
@@ -58,21 +59,21 @@ def test_vllm_exposition_parses_with_the_real_names_types_and_buckets() -> None:
     for name, kind in VLLM_EXPECTED.items():
         parsed_name = name.removesuffix("_total") if kind == "counter" else name
         assert parsed_name in fams, name
-        assert fams[parsed_name].type == kind, name  # type: ignore[attr-defined]
+        assert fams[parsed_name].type == kind, name
     removed = {"vllm:gpu_cache_usage_perc", "vllm:time_per_output_token_seconds"}
     assert not removed & set(fams)
 
     def les(name: str) -> list[float]:
-        samples = fams[name].samples  # type: ignore[attr-defined]
+        samples = fams[name].samples
         return [float(s.labels["le"]) for s in samples if s.name.endswith("_bucket")]
 
     assert les("vllm:time_to_first_token_seconds") == [*TTFT, float("inf")]
     assert les("vllm:inter_token_latency_seconds") == [*ITL, float("inf")]
     assert les("vllm:e2e_request_latency_seconds") == [*LATENCY, float("inf")]
-    success = fams["vllm:request_success"].samples  # type: ignore[attr-defined]
+    success = fams["vllm:request_success"].samples
     assert {s.labels["finished_reason"] for s in success} == {"stop", "length", "abort"}
     assert all(set(s.labels) == {"model_name", "engine", "finished_reason"} for s in success)
-    gauge = fams["vllm:num_requests_running"].samples[0]  # type: ignore[attr-defined]
+    gauge = fams["vllm:num_requests_running"].samples[0]
     assert set(gauge.labels) == {"model_name", "engine"}
 
 
@@ -121,8 +122,8 @@ def test_sglang_names_and_labels() -> None:
         "sglang:queue_time_seconds": "histogram",
     }
     for name, kind in expected.items():
-        assert fams[name].type == kind, name  # type: ignore[attr-defined]
-        for s in fams[name].samples:  # type: ignore[attr-defined]
+        assert fams[name].type == kind, name
+        for s in fams[name].samples:
             assert set(s.labels) - {"le"} == {"model_name"}
     assert not any(name.startswith("vllm:") for name in fams)
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from gpuplane.serving.engine.engine import Engine
 from gpuplane.serving.engine.request import Request, RequestId, Segment
 from gpuplane.serving.routing import flow
+from gpuplane.serving.routing.prefix_index import ChainEntry
 from gpuplane.serving.routing.router import (
     EngineView,
     Router,
@@ -28,9 +29,10 @@ from gpuplane.serving.routing.scorers import (
     prefix_scores,
     queue_scores,
 )
-from gpuplane.serving.routing.simulation import ServingSimulation, SimulationSettings
+from gpuplane.serving.routing.simulation import EngineSlot, ServingSimulation, SimulationSettings
 from gpuplane.serving.traffic.generators import LognormalLengths
 from gpuplane.serving.traffic.sessions import SessionSpec, generate_sessions
+from tests.unit.serving.routers import as_router
 from tests.unit.serving.test_engine_fakes import LINEAR, make_config, workload
 
 REQ = Request(RequestId("q"), 0.0, 320, 10, (Segment("sys", 160), Segment("u", 160)))
@@ -131,14 +133,16 @@ def run(router: Router, fresh: bool, monkeypatch: pytest.MonkeyPatch) -> list[Ro
     if fresh:
         original = flow.RequestFlow._snapshot
 
-        def uncached(self: flow.RequestFlow, req: Request, slots: list, needs: frozenset[str]):  # type: ignore[no-untyped-def, type-arg]
+        def uncached(
+            self: flow.RequestFlow, req: Request, slots: list[EngineSlot], needs: frozenset[str]
+        ) -> tuple[RoutingSnapshot, list[ChainEntry]]:
             for slot in slots:
                 slot.view = None
             return original(self, req, slots, needs)
 
         monkeypatch.setattr(flow.RequestFlow, "_snapshot", uncached)
     recording = Recording(router)
-    sim = ServingSimulation(recording, SimulationSettings(seed=4, scrape_interval_s=0.7))
+    sim = ServingSimulation(as_router(recording), SimulationSettings(seed=4, scrape_interval_s=0.7))
     for i in range(4):
         sim.add_engine(Engine(make_config("vllm", num_gpu_blocks=70), LINEAR, f"e{i}"))
     spec = SessionSpec(rate_per_s=3.0, duration_s=8.0, think_mean_s=0.5, system_tokens=120)

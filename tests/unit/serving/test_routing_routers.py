@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from gpuplane.serving.engine.request import Request, RequestId, Segment
@@ -19,19 +21,19 @@ from gpuplane.serving.routing.session_affinity import SessionAffinityRouter, rin
 REQ = Request(RequestId("q"), 0.0, 320, 10, (Segment("sys", 160), Segment("u", 160)))
 
 
-def view(eid: str, **kw: float) -> EngineView:
-    base: dict[str, float] = {
+def view(eid: str, **kw: Any) -> EngineView:
+    base: dict[str, Any] = {
         "num_waiting": 0,
         "num_running": 0,
         "kv_usage": 0.0,
         "outstanding": 0,
     }
     base.update(kw)
-    return EngineView(eid, **base)  # type: ignore[arg-type]
+    return EngineView(eid, **base)
 
 
-def snap(*views: EngineView, **kw: object) -> RoutingSnapshot:
-    return RoutingSnapshot(0.0, kw.pop("request", REQ), tuple(views), **kw)  # type: ignore[arg-type]
+def snap(*views: EngineView, request: Request = REQ, **kw: Any) -> RoutingSnapshot:
+    return RoutingSnapshot(0.0, request, tuple(views), **kw)
 
 
 def test_round_robin_cycles_in_engine_order() -> None:

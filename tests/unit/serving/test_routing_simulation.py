@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 from gpuplane.serving.engine.engine import Engine
 from gpuplane.serving.engine.request import Request, RequestId
 from gpuplane.serving.routing.basic import LeastOutstandingRouter, RoundRobinRouter
-from gpuplane.serving.routing.outcome import SimulationResult, Status
+from gpuplane.serving.routing.outcome import RequestOutcome, SimulationResult, Status
 from gpuplane.serving.routing.scorers import WeightedScorerRouter
 from gpuplane.serving.routing.simulation import ServingSimulation, SimulationSettings
 from gpuplane.serving.traffic.sessions import SessionSpec, generate_sessions
+from tests.unit.serving.routers import as_router
 from tests.unit.serving.test_engine_fakes import LINEAR, make_config, workload
 
 
@@ -24,12 +25,12 @@ def engine(i: int, kind: str = "vllm", **kw: object) -> Engine:
     return Engine(make_config(kind, **kw), LINEAR, f"e{i}")
 
 
-def finished(result: SimulationResult) -> dict[str, object]:
+def finished(result: SimulationResult) -> dict[str, RequestOutcome]:
     return {o.request_id: o for o in result.outcomes}
 
 
 def test_every_request_completes_and_is_counted_once() -> None:
-    sim = ServingSimulation(LeastOutstandingRouter())
+    sim = ServingSimulation(as_router(LeastOutstandingRouter()))
     for i in range(3):
         sim.add_engine(engine(i))
     sim.submit(workload(1, n=60))
@@ -44,33 +45,34 @@ def test_every_request_completes_and_is_counted_once() -> None:
 
 
 def test_rejections_carry_their_reason() -> None:
-    sim = ServingSimulation(RoundRobinRouter())
+    sim = ServingSimulation(as_router(RoundRobinRouter()))
     sim.add_engine(engine(0))
     too_long = Request(RequestId("big"), 0.0, 400, 5)
     sim.submit([too_long, Request(RequestId("ok"), 0.1, 20, 5)])
     out = finished(sim.run())
-    assert out["big"].status is Status.REJECTED  # type: ignore[attr-defined]
-    assert "max_model_len" in out["big"].reason  # type: ignore[attr-defined]
-    assert out["ok"].status is Status.COMPLETED  # type: ignore[attr-defined]
+    assert out["big"].status is Status.REJECTED
+    assert "max_model_len" in out["big"].reason
+    assert out["ok"].status is Status.COMPLETED
 
 
 def test_cold_start_queues_at_the_router_or_rejects() -> None:
     reqs = [Request(RequestId(f"r{i}"), 0.5 * i, 30, 5) for i in range(6)]
-    sim = ServingSimulation(RoundRobinRouter(), SimulationSettings(router_queue_limit=2))
+    sim = ServingSimulation(as_router(RoundRobinRouter()), SimulationSettings(router_queue_limit=2))
     sim.add_engine(engine(0), ready_at_s=2.2)
     sim.submit(reqs)
     out = finished(sim.run())
-    statuses = [out[f"r{i}"].status for i in range(6)]  # type: ignore[attr-defined]
+    statuses = [out[f"r{i}"].status for i in range(6)]
     # r0, r1 wait in the queue; r2..r4 (t=1.0..2.0) find it full; r5 arrives after 2.2.
     done, rejected = Status.COMPLETED, Status.REJECTED
     assert statuses == [done, done, rejected, rejected, rejected, done]
-    assert "router queue full" in out["r2"].reason  # type: ignore[attr-defined]
-    assert out["r0"].first_token_s > 2.2  # type: ignore[attr-defined]
+    assert "router queue full" in out["r2"].reason
+    first_token_s = out["r0"].first_token_s
+    assert first_token_s is not None and first_token_s > 2.2
 
 
 def test_drain_finishes_in_flight_work_and_abort_reroutes_it() -> None:
     for drain in (True, False):
-        sim = ServingSimulation(RoundRobinRouter())
+        sim = ServingSimulation(as_router(RoundRobinRouter()))
         sim.add_engine(engine(0))
         sim.add_engine(engine(1))
         sim.submit(workload(2, n=40, rate=40.0))
@@ -87,7 +89,7 @@ def test_drain_finishes_in_flight_work_and_abort_reroutes_it() -> None:
 
 
 def test_abort_without_rerouting_counts_aborted() -> None:
-    sim = ServingSimulation(RoundRobinRouter(), SimulationSettings(max_reroutes=0))
+    sim = ServingSimulation(as_router(RoundRobinRouter()), SimulationSettings(max_reroutes=0))
     sim.add_engine(engine(0))
     sim.submit(workload(3, n=10, rate=100.0))
     sim.run_until(0.05)
@@ -101,16 +103,19 @@ def test_abort_without_rerouting_counts_aborted() -> None:
 
 def test_prefill_decode_disaggregation() -> None:
     transfer = 0.25
-    sim = ServingSimulation(LeastOutstandingRouter(), kv_transfer_s=lambda tokens: transfer)
+    sim = ServingSimulation(
+        as_router(LeastOutstandingRouter()), kv_transfer_s=lambda tokens: transfer
+    )
     sim.add_engine(engine(0), role="prefill")
     sim.add_engine(engine(1), role="decode")
     short = Request(RequestId("short"), 0.0, 10, 4)  # 10 uncached tokens < 16: not split
     long = Request(RequestId("long"), 0.0, 200, 4)
     sim.submit([short, long])
     out = finished(sim.run())
-    assert out["long"].prefill_engine_id == "e0" and out["long"].engine_id == "e1"  # type: ignore[attr-defined]
-    assert out["short"].prefill_engine_id is None and out["short"].engine_id == "e1"  # type: ignore[attr-defined]
-    assert out["long"].ttft_s > transfer  # type: ignore[attr-defined]
+    assert out["long"].prefill_engine_id == "e0" and out["long"].engine_id == "e1"
+    assert out["short"].prefill_engine_id is None and out["short"].engine_id == "e1"
+    ttft_s = out["long"].ttft_s
+    assert ttft_s is not None and ttft_s > transfer
     prefill, decode = sim.engines()
     assert prefill.stats.generation_tokens == 1  # the max_tokens=1 prefill request
     assert decode.stats.generation_tokens == 8
@@ -124,7 +129,7 @@ def test_prefix_aware_routing_beats_round_robin_on_sessions() -> None:
     sessions = generate_sessions(spec, np.random.default_rng(3))
     rates = {}
     for router in (RoundRobinRouter(), WeightedScorerRouter()):
-        sim = ServingSimulation(router)
+        sim = ServingSimulation(as_router(router))
         for i in range(4):
             sim.add_engine(engine(i, num_gpu_blocks=120))
         sim.submit_sessions(sessions)
@@ -136,7 +141,9 @@ def test_prefix_aware_routing_beats_round_robin_on_sessions() -> None:
 
 
 def test_scrapes_record_every_engine() -> None:
-    sim = ServingSimulation(LeastOutstandingRouter(), SimulationSettings(scrape_interval_s=0.5))
+    sim = ServingSimulation(
+        as_router(LeastOutstandingRouter()), SimulationSettings(scrape_interval_s=0.5)
+    )
     for i in range(2):
         sim.add_engine(engine(i))
     sim.submit(workload(4, n=20))
@@ -148,7 +155,7 @@ def test_scrapes_record_every_engine() -> None:
 
 def test_same_seed_same_run() -> None:
     def run(seed: int) -> list[tuple[str, str | None, float | None]]:
-        sim = ServingSimulation(LeastOutstandingRouter(), SimulationSettings(seed=seed))
+        sim = ServingSimulation(as_router(LeastOutstandingRouter()), SimulationSettings(seed=seed))
         for i in range(3):
             sim.add_engine(engine(i))
         sim.submit(workload(5, n=40))
@@ -178,7 +185,7 @@ def test_conservation_under_engine_churn(
     until: float | None,
 ) -> None:
     settings_ = SimulationSettings(router_queue_limit=queue, max_reroutes=reroutes, seed=seed)
-    sim = ServingSimulation(LeastOutstandingRouter(), settings_)
+    sim = ServingSimulation(as_router(LeastOutstandingRouter()), settings_)
     sim.add_engine(engine(0, kind))
     sim.add_engine(engine(1, kind), ready_at_s=0.5)
     reqs = workload(seed, n=40, rate=15.0)
@@ -203,7 +210,7 @@ def test_conservation_under_engine_churn(
         assert result.num_arrived == len(reqs) == arrived
         too_long = finished(result)["too-long"]
         # Rejected by the engines, or queued while no engine was left to ask.
-        assert too_long.status is Status.REJECTED or too_long.reason == "queued at the router"  # type: ignore[attr-defined]
+        assert too_long.status is Status.REJECTED or too_long.reason == "queued at the router"
         stuck = [o for o in result.outcomes if o.status is Status.IN_FLIGHT]
         assert all(o.reason == "queued at the router" for o in stuck)
         assert len(stuck) == counts["in_flight"]
@@ -216,7 +223,7 @@ def test_fast_engines_give_the_reference_run_through_a_kv_aware_router(kind: str
     """Routers read KV usage mid-run: fast engines must show what step-by-step ones show."""
 
     def run(fast: bool) -> list[tuple[str, str | None, float | None, int]]:
-        sim = ServingSimulation(WeightedScorerRouter(), SimulationSettings(seed=3))
+        sim = ServingSimulation(as_router(WeightedScorerRouter()), SimulationSettings(seed=3))
         for i in range(3):
             blocks = 60 if kind == "vllm" else 240
             cfg = make_config(kind, num_gpu_blocks=blocks)

@@ -7,6 +7,8 @@ import pytest
 
 from gpuplane.core.errors import InputError
 from gpuplane.slicing.dra import limits
+from gpuplane.slicing.dra.claims import ResourceClaim
+from gpuplane.slicing.dra.devices import ResourceSlice
 from gpuplane.slicing.dra.node_slices import STATIC, node_resource_slices
 from gpuplane.slicing.dra.nvidia import NVLINK_DOMAIN_ATTRIBUTE, MigPlacement
 from gpuplane.slicing.dra.outcome import OutcomeKind
@@ -85,7 +87,7 @@ H100_MIG = [
 ]
 
 
-def _mig_slices() -> tuple:
+def _mig_slices() -> tuple[ResourceSlice, ...]:
     return node_resource_slices(H100, node_name="n0", mig={0: H100_MIG})
 
 
@@ -118,7 +120,7 @@ def _profile(name: str) -> str:
     return f'device.attributes["gpu.nvidia.com"].profile == "{name}"'
 
 
-def _mig_claim(*profiles: str) -> object:
+def _mig_claim(*profiles: str) -> ResourceClaim:
     return claim(
         "m",
         *(

@@ -4,6 +4,7 @@ devices."""
 from __future__ import annotations
 
 from gpuplane.slicing.dra import limits
+from gpuplane.slicing.dra.devices import ResourceSlice
 from gpuplane.slicing.dra.node_selector import DraNode
 from gpuplane.slicing.dra.outcome import Features, OutcomeKind
 from gpuplane.slicing.dra.pools import gather_pools
@@ -76,7 +77,7 @@ def test_counter_references_must_exist() -> None:
     assert pool.invalid_reason == "counter set nope not found"
 
 
-def _partitioned() -> list:
+def _partitioned() -> list[ResourceSlice]:
     counters = rslice(
         "a-counters", pool="gpu0", count=2, counters={"g": {"mem": 8, "s0": 1, "s1": 1}}
     )

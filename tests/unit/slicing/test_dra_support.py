@@ -4,6 +4,7 @@ and checks of the factories themselves."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from gpuplane.slicing.dra import limits
 from gpuplane.slicing.dra.allocation import OpaqueDeviceConfiguration
@@ -93,7 +94,7 @@ def rslice(
     return ResourceSlice(name, spec)
 
 
-def gpus(node: str = "n0", n: int = 4, **attrs: AttributeValue) -> ResourceSlice:
+def gpus(node: str = "n0", n: int = 4, **attrs: Any) -> ResourceSlice:
     return rslice(f"{node}-slice", [dev(f"gpu-{i}", index=i, **attrs) for i in range(n)], node=node)
 
 

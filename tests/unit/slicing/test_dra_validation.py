@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -28,9 +30,9 @@ from gpuplane.slicing.dra.validation import (
 from tests.unit.slicing.test_dra_support import claim, dclass, dev, first, match, req, rslice, sub
 
 
-def problem(check: object, value: object) -> tuple[str, str]:
+def problem(check: Callable[[Any], object], value: object) -> tuple[str, str]:
     with pytest.raises(InputError) as err:
-        check(value)  # type: ignore[operator]
+        check(value)
     return err.value.location.field or "", err.value.problem
 
 
@@ -163,7 +165,8 @@ def test_slice_errors() -> None:
         "Too many: 65: must have at most 64 items",
     )
     validate_slice(rslice("s", [dev(f"d{i}") for i in range(128)]))
-    bad_attr = rslice("s", [dev("d", **{"9bad": 1})])
+    not_an_identifier: dict[str, Any] = {"9bad": 1}
+    bad_attr = rslice("s", [dev("d", **not_an_identifier)])
     assert problem(validate_slice, bad_attr)[0] == "spec.devices[0].attributes.9bad"
     zero = replace(
         rslice("s"),

@@ -20,6 +20,7 @@ from gpuplane.slicing.mig.plan_types import (
     make_snapshot,
 )
 from gpuplane.slicing.mig.planner import decide
+from gpuplane.slicing.mig.profiles import MigGpu
 from gpuplane.slicing.mig.serialize import plan_to_dict
 
 A100 = get_mig_gpu("A100-80GB")
@@ -35,8 +36,8 @@ def make_gpu(index: int, *items: tuple[str, int, bool]) -> GpuState:
     return GpuState(index, A100, Layout(instances), in_use)
 
 
-def empty(n: int, model: object = A100) -> list[GpuState]:
-    return [GpuState(i, model) for i in range(n)]  # type: ignore[arg-type]
+def empty(n: int, model: MigGpu = A100) -> list[GpuState]:
+    return [GpuState(i, model) for i in range(n)]
 
 
 def check_plan(plan: MigPlan) -> None:

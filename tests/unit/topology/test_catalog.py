@@ -49,9 +49,12 @@ def test_lookup_by_product_name(name: str, key: str) -> None:
 
 def test_nvlink_figures_match_reference() -> None:
     # shared/reference/topology.md (bidir): NVLink 3 = 12 x 50, 4 = 18 x 50, 5 = 18 x 100
-    assert get_gpu_model("A100-80GB").nvlink.total_gbps_bidir == 600  # type: ignore[union-attr]
-    assert get_gpu_model("H100").nvlink.total_gbps_bidir == 900  # type: ignore[union-attr]
-    assert get_gpu_model("B200").nvlink.total_gbps_bidir == 1800  # type: ignore[union-attr]
+    links = {name: get_gpu_model(name).nvlink for name in ("A100-80GB", "H100", "B200")}
+    assert {name: spec and spec.total_gbps_bidir for name, spec in links.items()} == {
+        "A100-80GB": 600,
+        "H100": 900,
+        "B200": 1800,
+    }
     assert get_gpu_model("H100").nvlink_gbps_per_link == 25
     assert get_gpu_model("L40S").nvlink is None
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.types import BoundPod, NominatedPod
@@ -7,7 +9,7 @@ from gpuplane.scheduler.plugins.default_preemption import pick_one_node
 from tests.unit.scheduler.factories import bound, make_cluster, make_pod, matrix_with
 
 
-def cluster(pods: list[BoundPod], n: int, **kw: object) -> ClusterSnapshot:
+def cluster(pods: list[BoundPod], n: int, **kw: Any) -> ClusterSnapshot:
     return make_cluster([8] * n, matrix=matrix_with(pods, n), bound_pods=pods, **kw)
 
 

@@ -203,6 +203,7 @@ def test_score_prefers_the_node_with_the_first_choice() -> None:
         namespace="ns",
     )
     snap = cluster(2, [c], {"p": named("c")}, slices=[*small, *large])
+    assert snap.dra is not None
     snap = replace(snap, dra=replace(snap.dra, classes={"any": dclass("any")}))
     s = scheduler()
     (binding,) = s.decide(snap, [make_pod("p")]).bindings

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -11,8 +13,8 @@ from gpuplane.scheduler.framework.scheduler import Scheduler
 from tests.unit.scheduler.factories import make_cluster, make_pod
 
 
-def profile(policy: str = "fgd", typical: list[dict[str, object]] | None = None) -> ProfileConfig:
-    args: dict[str, object] = {"policy": policy}
+def profile(policy: str = "fgd", typical: list[dict[str, Any]] | None = None) -> ProfileConfig:
+    args: dict[str, Any] = {"policy": policy}
     if typical is not None:
         args["typicalPods"] = typical
     return ProfileConfig.model_validate(
@@ -60,8 +62,10 @@ def test_cached_scores_equal_fresh_scores() -> None:
     from gpuplane.scheduler.framework.state import ClusterState, CycleState
     from gpuplane.scheduler.plugins.fragmentation import Fragmentation, FragmentationArgs
 
+    # Any: scoring never reaches the framework handle, so the test gives the plugin none.
+    no_handle: Any = None
     rng = np.random.default_rng(5)
-    kept = Fragmentation(FragmentationArgs(), handle=None)  # type: ignore[arg-type]
+    kept = Fragmentation(FragmentationArgs(), handle=no_handle)
     for step in range(20):
         matrix = rng.choice([0, 250, 500, 1000], size=(12, 8))
         snap = make_cluster(
@@ -72,7 +76,7 @@ def test_cached_scores_equal_fresh_scores() -> None:
         st = ClusterState(snap)
         pod = make_pod(f"p{step}", int(rng.integers(1, 3)))
         nodes = np.arange(12, dtype=np.int64)
-        fresh = Fragmentation(FragmentationArgs(), handle=None)  # type: ignore[arg-type]
+        fresh = Fragmentation(FragmentationArgs(), handle=no_handle)
         assert list(kept.score(CycleState(), pod, st, nodes)) == list(
             fresh.score(CycleState(), pod, st, nodes)
         )

@@ -4,6 +4,7 @@ import numpy as np
 
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
+from gpuplane.scheduler.framework.state import Placement
 from gpuplane.scheduler.framework.types import GpuShare
 from tests.unit.scheduler.factories import make_cluster, make_pod
 from tests.unit.scheduler.plugins.helpers import plugin, state
@@ -60,7 +61,8 @@ def test_reserve_and_unreserve_the_placement() -> None:
     gs = plugin("GPUSharing")
     cs, st = state(cluster([[1000, 500, 1000, 1000]]))
     assert gs.reserve(cs, make_pod("a", milli=500), st, 0).ok
-    assert cs.data["gpuplane/placement"].share == GpuShare(1, 500)
+    placement = cs.data["gpuplane/placement"]
+    assert isinstance(placement, Placement) and placement.share == GpuShare(1, 500)
     gs.unreserve(cs, make_pod("a", milli=500), st, 0)
     assert "gpuplane/placement" not in cs.data
     assert not gs.reserve(cs, make_pod("b", 4), st, 0).ok  # only three whole GPUs left

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from tests.unit.scheduler.factories import make_cluster, make_pod
@@ -12,10 +14,8 @@ GFD = {
 }
 
 
-def required(
-    *exprs: dict[str, object], fields: list[dict[str, object]] | None = None
-) -> dict[str, object]:
-    term: dict[str, object] = {"matchExpressions": list(exprs)}
+def required(*exprs: dict[str, Any], fields: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    term: dict[str, Any] = {"matchExpressions": list(exprs)}
     if fields:
         term["matchFields"] = fields
     return {
@@ -25,9 +25,7 @@ def required(
     }
 
 
-def mask(
-    affinity: dict[str, object] | None = None, sel: dict[str, str] | None = None
-) -> list[bool]:
+def mask(affinity: dict[str, Any] | None = None, sel: dict[str, str] | None = None) -> list[bool]:
     na = plugin("NodeAffinity")
     cs, st = state(make_cluster([8, 8, 8], labels=GFD))
     pod = make_pod("a", sel=sel, affinity=affinity)
@@ -52,7 +50,7 @@ def test_required_affinity_operators() -> None:
     assert mask(required(absent)) == [False, False, True]
     by_name = [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]
     assert mask(required(fields=by_name)) == [False, True, False]
-    empty_terms = {
+    empty_terms: dict[str, Any] = {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}
         }
