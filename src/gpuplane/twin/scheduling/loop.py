@@ -1,5 +1,6 @@
 """The twin's kube-scheduler process: the scheduling queue fed by cluster events, scheduling
-cycles, and the application of each decision (bindings, pods waiting at Permit, preemptions).
+cycles, and the application of each decision (the plugins' writes it carries, bindings, pods
+waiting at Permit, preemptions).
 
 - New pods whose ``schedulerName`` a profile serves enter the framework's ``SchedulingQueue``; a
   cycle runs at the instant anything is ready. One cycle hands every ready pod, in queue order,

@@ -45,7 +45,8 @@ def written_for(c: ResourceClaim, uid: str) -> ResourceClaim:
 
 class Recorder:
     """Reserve holds an allocation for the pod's claim ``ns/<pod name>``; PreBind writes the
-    claim (then refuses pods named "bad*"); Permit makes pods named "wait*" wait."""
+    claim (then refuses pods named "bad*"); Permit makes pods named "wait*" wait and refuses
+    pods named "deny*"."""
 
     name: ClassVar[str] = "Recorder"
     extension_points: ClassVar[frozenset[str]] = frozenset({"reserve", "permit", "preBind"})
@@ -62,6 +63,8 @@ class Recorder:
         pass
 
     def permit(self, cs: CycleState, pod: PodInfo, st: ClusterState, i: int) -> Status:
+        if pod.name.startswith("deny"):
+            return unschedulable("denied at permit")
         return wait(10.0) if pod.name.startswith("wait") else SUCCESS
 
     def pre_bind(self, cs: CycleState, pod: PodInfo, node: str) -> Status:
@@ -114,6 +117,15 @@ def test_a_failed_bind_drops_the_pods_writes() -> None:
     assert [b.pod_uid for b in decision.bindings] == ["good"]
     assert "refused after writing" in decision.unschedulable[0].message
     assert list(statuses(decision.writes)) == ["ns/good"]
+    assert decision.writes.pending_allocations == {}
+
+
+def test_unreserve_drops_the_allocation_a_rejected_pod_held() -> None:
+    snap = cluster("deny-a", "b")
+    decision = recorder().decide(snap, [make_pod("deny-a", 1), make_pod("b", 1)])
+    assert [b.pod_uid for b in decision.bindings] == ["b"]
+    assert "denied at permit" in decision.unschedulable[0].message
+    assert list(statuses(decision.writes)) == ["ns/b"]
     assert decision.writes.pending_allocations == {}
 
 
