@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from gpuplane.core.errors import InputError
 from gpuplane.scheduler.framework.config import ProfileConfig, check_profiles
@@ -12,6 +13,7 @@ from gpuplane.scheduler.framework.registry import (
     Registry,
     UnknownPluginError,
 )
+from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.plugins.node_resources_fit import NodeResourcesFitArgs
 from gpuplane.scheduler.plugins.registry import in_tree_registry
 from tests.unit.scheduler.factories import validate_profile
@@ -192,3 +194,11 @@ def test_registry_decorator_and_lookup() -> None:
 def test_num_feasible_nodes_to_find(percentage: int | None, nodes: int, expected: int) -> None:
     assert num_feasible_nodes_to_find(percentage, nodes, True) == expected
     assert num_feasible_nodes_to_find(percentage, nodes, False) == 1
+
+
+def test_without_a_registry_only_the_shape_is_checked_and_the_scheduler_checks_the_rest() -> None:
+    cfg = ProfileConfig.model_validate({"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}})
+    with pytest.raises(ValidationError, match="unknown plugin 'Nope'; valid names: Coscheduling"):
+        Scheduler([cfg], registry=in_tree_registry())
+    with pytest.raises(ValidationError, match="'\\*' may only be used under disabled"):
+        ProfileConfig.model_validate({"plugins": {"filter": {"enabled": [{"name": "*"}]}}})
