@@ -35,6 +35,7 @@ from gpuplane.scheduler.framework.types import (
     Toleration,
     WaitingPod,
 )
+from gpuplane.scheduler.plugins.registry import in_tree_registry
 
 GIB = 2**30
 PRODUCTS = ("NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB", "NVIDIA-L40S")
@@ -239,10 +240,12 @@ def main() -> None:
     stream = make_stream(args.pods, np.random.default_rng(7))
     fresh = lambda: make_cluster(args.nodes, np.random.default_rng(3))  # noqa: E731
 
-    fast_s, bound, counts = run(Scheduler(), fresh(), stream, args.batch)
+    fast_s, bound, counts = run(Scheduler(registry=in_tree_registry()), fresh(), stream, args.batch)
     cut = stream[: args.cut]
-    fast_cut_s, fast_cut, _ = run(Scheduler(), fresh(), cut, args.batch)
-    ref_cut_s, ref_cut, _ = run(Scheduler(reference=True), fresh(), cut, args.batch)
+    fast_cut_s, fast_cut, _ = run(Scheduler(registry=in_tree_registry()), fresh(), cut, args.batch)
+    ref_cut_s, ref_cut, _ = run(
+        Scheduler(registry=in_tree_registry(), reference=True), fresh(), cut, args.batch
+    )
     print(f"scheduler throughput, default profile, {args.nodes:,} nodes x 8 GPUs")
     print(
         f"  vectorised, {len(stream):,} pods     : {len(stream) / fast_s:10,.0f} pods/s "
@@ -262,7 +265,9 @@ def main() -> None:
     )
     print(f"  ratio (vectorised / reference) : {ref_cut_s / fast_cut_s:10.1f}x")
     print(f"  same placements on the cut     : {fast_cut == ref_cut}")
-    frag_s, frag_bound, frag_counts = run(Scheduler([FRAGMENTATION]), fresh(), stream, args.batch)
+    frag_s, frag_bound, frag_counts = run(
+        Scheduler([FRAGMENTATION], registry=in_tree_registry()), fresh(), stream, args.batch
+    )
     print("default profile plus the Fragmentation (FGD) score plugin, same stream")
     print(
         f"  vectorised, {len(stream):,} pods     : {len(stream) / frag_s:10,.0f} pods/s "

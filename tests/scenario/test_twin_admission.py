@@ -96,6 +96,20 @@ def test_aligned_allocation_cpus_and_gpus_on_the_pods_numa_node() -> None:
     assert not a & b
 
 
+def test_the_allocation_at_binding_is_what_the_pod_holds() -> None:
+    """One value decided at binding: the GPUs charged are the verdict's, and the kubelet holds
+    (then pins) that verdict's CPUs; the same node state gives the same value again."""
+    sim = run(guaranteed(2), 1, SNN_STATIC, until=30.0)
+    (pod,) = [p for p in pods(sim) if p.phase is PodPhase.RUNNING]
+    assert pod.node_name is not None
+    node = sim.cluster.store.nodes[pod.node_name]
+    alloc = sim.kubelet.admission.at_bind(node, pod)
+    assert alloc.node == node.name and alloc.admission is not None and alloc.admission.admit
+    assert alloc.gpu_ids == alloc.admission.gpus == pod.gpu_ids
+    assert alloc.cpu_hold == node.exclusive_cpus[pod.uid]
+    assert sim.kubelet.admission.at_bind(node, pod) == alloc
+
+
 def test_device_plugin_preference_decides_gpus_at_binding() -> None:
     """A 1-GPU pod takes GPU0 first; the 2-GPU pod after it then differs by policy: the lowest
     free ids (GPU1, GPU2) are only PCIe-connected on seed-8gpu, NVIDIA's best-effort and

@@ -14,6 +14,7 @@ from gpuplane.autoscaler.keda.model import ScaledObjectIn
 from gpuplane.core.kernel import EventHandle, Priority, TwinError
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.scheduler.framework.scheduler import Scheduler
+from gpuplane.scheduler.plugins.registry import in_tree_registry
 from gpuplane.slicing.devices import DeviceSlot, whole_gpus
 from gpuplane.slicing.devices import replicas as replica_slots
 from gpuplane.slicing.sharing.config import SharingStrategy
@@ -131,7 +132,7 @@ def default_placement(settings: TwinSettings) -> PlacementPolicy:
     profiles = settings.scheduler_profiles or (
         ProfileConfig(schedulerName=settings.scheduler_name),
     )
-    return Scheduler(profiles)
+    return Scheduler(profiles, registry=in_tree_registry())
 
 
 class Simulation:

@@ -6,7 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from pydantic import ValidationError
 
+from gpuplane.core.validation import first_error
+from gpuplane.scheduler.framework.config import REGISTRY_CONTEXT, ProfileConfig
+from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot, make_snapshot
 from gpuplane.scheduler.framework.types import (
     CPU,
@@ -23,6 +27,7 @@ from gpuplane.scheduler.framework.types import (
     Toleration,
     WaitingPod,
 )
+from gpuplane.scheduler.plugins.registry import in_tree_registry
 
 GIB = 2**30
 
@@ -160,3 +165,17 @@ def matrix_with(bound_pods: Sequence[BoundPod], n: int, num_gpus: int = 8) -> np
         if p.gpu_share is not None:
             m[i, p.gpu_share.gpu] -= p.gpu_share.milli
     return m
+
+
+def make_scheduler(profiles: Sequence[ProfileConfig] = (), *, reference: bool = False) -> Scheduler:
+    """A Scheduler over the in-tree plugins, as the twin builds it."""
+    return Scheduler(profiles, registry=in_tree_registry(), reference=reference)
+
+
+def validate_profile(data: object) -> ProfileConfig:
+    """A profile validated against the in-tree registry, as a scenario's are; a ValidationError
+    becomes the located InputError a user sees."""
+    try:
+        return ProfileConfig.model_validate(data, context={REGISTRY_CONTEXT: in_tree_registry()})
+    except ValidationError as err:
+        raise first_error(ProfileConfig, err) from None

@@ -4,8 +4,11 @@ registry, and ``Scheduler.decide(snapshot, pending) -> SchedulingDecision``, a p
 a columnar snapshot of the cluster. Filter and Score run over numpy arrays of nodes; a per-node
 reference (``ReferenceFramework``) runs the same plugins one node at a time.
 
-Assumptions: no clock and no I/O inside a decision; the caller (the twin) applies bindings,
-evictions and nominations and feeds cluster events to the queue. See ``docs/scheduler.md``.
+Assumptions: no clock and no I/O inside a decision, and no write: plugins record what must be
+written at bind time in the Handle's write sink and the decision carries it (``writes``); the
+caller (the twin) applies those writes, bindings, evictions and nominations and feeds cluster
+events to the queue. The framework imports no plugin: the caller passes a plugin registry
+(``gpuplane.scheduler.plugins.registry``). See ``docs/scheduler.md``.
 """
 
 from gpuplane.scheduler.framework.config import ProfileConfig

@@ -2,9 +2,13 @@
 ``profiles[].schedulerName``, ``plugins.<extension point>.enabled/disabled`` (with ``weight`` for
 Score), ``pluginConfig[].args`` and ``percentageOfNodesToScore``.
 
-Everything is checked when the model is validated, so a scenario with a bad profile fails at load
-time with the field's path: an unknown plugin name lists the valid ones, a plugin enabled at an
-extension point it does not implement says which ones it does, bad args name the arg.
+The plugin names, extension points and args are checked against a plugin registry, which the
+framework does not own: given in the validation context (``context={REGISTRY_CONTEXT: registry}``,
+as the scenario does with the in-tree registry), they are checked when the model is validated, so
+a scenario with a bad profile fails at load time with the field's path: an unknown plugin name
+lists the valid ones, a plugin enabled at an extension point it does not implement says which
+ones it does, bad args name the arg. Without one only the shape is checked, and ``Scheduler``
+checks the rest against its registry when it is built (``with_registry``).
 """
 
 from __future__ import annotations
@@ -12,10 +16,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from gpuplane.scheduler.framework.interfaces import EXTENSION_POINTS
-from gpuplane.scheduler.framework.registry import default_registry
+from gpuplane.scheduler.framework.registry import Registry
+
+# The validation context key of the plugin registry profiles are checked against.
+REGISTRY_CONTEXT = "gpuplane.scheduler.registry"
+
+
+def context_registry(info: ValidationInfo) -> Registry | None:
+    """The registry given in the validation context, if any."""
+    context = info.context
+    found = context.get(REGISTRY_CONTEXT) if isinstance(context, dict) else None
+    return found if isinstance(found, Registry) else None
 
 
 class _Model(BaseModel):
@@ -32,9 +53,10 @@ class PluginRef(_Model):
 
     @field_validator("name")
     @classmethod
-    def _known(cls, value: str) -> str:
-        if value != "*":
-            default_registry().get(value)  # raises, listing the valid names
+    def _known(cls, value: str, info: ValidationInfo) -> str:
+        registry = context_registry(info)
+        if value != "*" and registry is not None:
+            registry.get(value)  # raises, listing the valid names
         return value
 
 
@@ -73,8 +95,10 @@ class Plugins(_Model):
         return value
 
     @model_validator(mode="after")
-    def _implemented(self) -> Plugins:
-        registry = default_registry()
+    def _implemented(self, info: ValidationInfo) -> Plugins:
+        registry = context_registry(info)
+        if registry is None:
+            return self
         for point in EXTENSION_POINTS:
             for i, ref in enumerate(self.at(point).enabled):
                 spec = registry.get(ref.name)
@@ -97,9 +121,10 @@ class PluginConfigEntry(_Model):
     args: dict[str, Any] = Field(default_factory=dict, description="The plugin's args.")
 
     @model_validator(mode="after")
-    def _args_valid(self) -> PluginConfigEntry:
-        spec = default_registry().get(self.name)
-        spec.parse_args(self.args)
+    def _args_valid(self, info: ValidationInfo) -> PluginConfigEntry:
+        registry = context_registry(info)
+        if registry is not None:
+            registry.get(self.name).parse_args(self.args)
         return self
 
 
@@ -124,18 +149,25 @@ class ProfileConfig(_Model):
     )
 
     @model_validator(mode="after")
-    def _resolves(self) -> ProfileConfig:
+    def _resolves(self, info: ValidationInfo) -> ProfileConfig:
         names = [c.name for c in self.pluginConfig]
         repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:
             raise ValueError(f"pluginConfig repeats plugin(s) {', '.join(repeated)}")
-        from gpuplane.scheduler.framework.plugin_sets import resolve_profile
+        registry = context_registry(info)
+        if registry is not None:
+            from gpuplane.scheduler.framework.plugin_sets import resolve_profile
 
-        resolve_profile(self)  # raises ValueError with the problem
+            resolve_profile(self, registry)  # raises ValueError with the problem
         return self
 
+    def with_registry(self, registry: Registry) -> ProfileConfig:
+        """The profile checked against ``registry`` (a pydantic ValidationError if it names
+        plugins the registry lacks, at points they do not extend, or bad args)."""
+        return ProfileConfig.model_validate(self.model_dump(), context={REGISTRY_CONTEXT: registry})
 
-def check_profiles(profiles: Sequence[ProfileConfig]) -> None:
+
+def check_profiles(profiles: Sequence[ProfileConfig], registry: Registry) -> None:
     """Cross-profile rules of kube-scheduler's config validation: unique scheduler names and one
     queue sort plugin shared by every profile (the queue is shared)."""
     from gpuplane.scheduler.framework.plugin_sets import resolve_profile
@@ -144,6 +176,9 @@ def check_profiles(profiles: Sequence[ProfileConfig]) -> None:
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise ValueError(f"duplicate profile with scheduler name {repeated[0]!r}")
-    sorts = {tuple(p.name for p in resolve_profile(cfg).points["queueSort"]) for cfg in profiles}
+    sorts = {
+        tuple(p.name for p in resolve_profile(cfg, registry).points["queueSort"])
+        for cfg in profiles
+    }
     if len(sorts) > 1:
         raise ValueError("different queue sort plugins for profiles; all must use the same one")

@@ -51,10 +51,11 @@ from gpuplane.scheduler.framework.interfaces import (
     chosen_placement,
 )
 from gpuplane.scheduler.framework.plugin_sets import ResolvedProfile
-from gpuplane.scheduler.framework.registry import Registry, default_registry
+from gpuplane.scheduler.framework.registry import Registry
 from gpuplane.scheduler.framework.state import ClusterState, CycleState, Placement, Waiting
 from gpuplane.scheduler.framework.status import SUCCESS, Code, Status
 from gpuplane.scheduler.framework.types import IntArray, PodInfo
+from gpuplane.scheduler.framework.writes import WriteSink
 
 NO_NODES = "no nodes available to schedule pods"
 
@@ -76,9 +77,9 @@ class Framework:
     """A profile: its plugins per extension point and the cycles that run them. Plugins are
     built here, with this framework as their Handle."""
 
-    def __init__(self, profile: ResolvedProfile, registry: Registry | None = None) -> None:
-        registry = registry or default_registry()
+    def __init__(self, profile: ResolvedProfile, registry: Registry) -> None:
         self.profile = profile
+        self._writes = WriteSink()
         self.plugins: dict[str, Plugin] = {
             name: registry.get(name).factory(profile.args[name], self)
             for name in profile.plugin_names()
@@ -111,6 +112,15 @@ class Framework:
     @property
     def profile_name(self) -> str:
         return self.profile.scheduler_name
+
+    @property
+    def writes(self) -> WriteSink:
+        return self._writes
+
+    def start_decision(self, writes: WriteSink) -> None:
+        """Plugins record the coming decision's writes in ``writes`` (the Scheduler's, shared by
+        its profiles, as kube-scheduler's profiles share one API client and DRA manager)."""
+        self._writes = writes
 
     def run_filters_with_nominated(
         self, cs: CycleState, pod: PodInfo, st: ClusterState, i: int, *, dynamic_only: bool = False
@@ -228,8 +238,10 @@ class Framework:
 
     # ----- after a node is chosen -----
     def run_unreserve(self, cs: CycleState, pod: PodInfo, st: ClusterState, i: int) -> None:
+        """Unreserve in reverse order; the pod will not bind, so its writes are dropped."""
         for plugin in reversed(self.reserves):
             plugin.unreserve(cs, pod, st, i)
+        self._writes.drop(pod.uid)
 
     def _reserve_permit(
         self, cs: CycleState, pod: PodInfo, st: ClusterState, i: int, out: DecisionBuilder

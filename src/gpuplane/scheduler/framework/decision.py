@@ -1,12 +1,15 @@
-"""What a scheduling decision says, for the caller (the twin, or a live adapter) to apply."""
+"""What a scheduling decision says, for the caller (the twin, or a live adapter) to apply: the
+bindings, the pods left unschedulable or waiting at Permit, the preemptions, and the writes the
+plugins recorded for the bound pods (``writes``); nothing of it is applied inside ``decide``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpuplane.scheduler.framework.explain import Diagnosis
 from gpuplane.scheduler.framework.state import ClusterState, Placement
 from gpuplane.scheduler.framework.types import GpuShare, PodInfo, WaitingPod
+from gpuplane.scheduler.framework.writes import DecisionWrites, WriteSink
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,12 +55,16 @@ class SchedulingDecision:
     # Pods whose nominatedNodeName is cleared (a higher-priority pod took their node).
     cleared_nominations: tuple[str, ...] = ()
     next_start_index: int = 0
+    # What the plugins wrote for the pods bound (claim statuses) and the allocations in flight:
+    # applied by the caller together with ``bindings``, never before.
+    writes: DecisionWrites = field(default_factory=DecisionWrites)
 
 
 class DecisionBuilder:
-    """Collects a decision's parts while the cycles run (owner of the lists)."""
+    """Collects a decision's parts while the cycles run (owner of the lists and the sink)."""
 
-    def __init__(self) -> None:
+    def __init__(self, writes: WriteSink | None = None) -> None:
+        self.writes = writes if writes is not None else WriteSink()
         self.bindings: list[Binding] = []
         self.unschedulable: list[Unschedulable] = []
         self.preemptions: list[Preemption] = []
@@ -89,4 +96,5 @@ class DecisionBuilder:
             preemptions=tuple(self.preemptions),
             cleared_nominations=tuple(self.cleared),
             next_start_index=st.next_start,
+            writes=self.writes.build(),
         )

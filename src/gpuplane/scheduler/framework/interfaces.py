@@ -12,7 +12,9 @@ preemption's per-node dry run uses. A fragmentation-aware scorer (FGD, gpuplane'
 plugs in as a ScorePlugin whose ``score`` wraps a vectorised function over the node arrays.
 
 Plugins get a ``Handle`` (the framework running them) when built, as kube-scheduler's ``New``
-does; nothing in a plugin reads a clock or keeps per-decision state outside ``ClusterState``.
+does; nothing in a plugin reads a clock or keeps per-decision state outside ``ClusterState`` and
+the Handle's ``writes`` (the decision's ``WriteSink``, where a plugin records what must be written
+when a pod binds: the decision carries it, the caller applies it).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from gpuplane.scheduler.framework.explain import Diagnosis, ReasonGroup
 from gpuplane.scheduler.framework.state import ClusterState, CycleState, Placement
 from gpuplane.scheduler.framework.status import Status
 from gpuplane.scheduler.framework.types import BoolArray, IntArray, PodInfo
+from gpuplane.scheduler.framework.writes import WriteSink
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -81,6 +84,11 @@ class Handle(Protocol):
 
     @property
     def profile_name(self) -> str: ...
+
+    @property
+    def writes(self) -> WriteSink:
+        """The running decision's write sink (kube: the ClientSet and the DRA manager)."""
+        ...
 
     def run_filters_with_nominated(
         self, cs: CycleState, pod: PodInfo, st: ClusterState, i: int, *, dynamic_only: bool = False

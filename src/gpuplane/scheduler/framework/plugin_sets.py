@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from gpuplane.scheduler.framework.interfaces import BIND, EXTENSION_POINTS, QUEUE_SORT
-from gpuplane.scheduler.framework.registry import Registry, default_registry
+from gpuplane.scheduler.framework.registry import Registry
 
 if TYPE_CHECKING:
     from gpuplane.scheduler.framework.config import ProfileConfig
@@ -126,9 +126,8 @@ def _expand(
     return tuple(ResolvedPlugin(n, w if w is not None else 1) for n, w in ordered)
 
 
-def resolve_profile(cfg: ProfileConfig, registry: Registry | None = None) -> ResolvedProfile:
+def resolve_profile(cfg: ProfileConfig, registry: Registry) -> ResolvedProfile:
     """The profile's plugins per extension point and their parsed args; ValueError if invalid."""
-    registry = registry or default_registry()
     plugins = cfg.plugins
     mp = plugins.multiPoint
     multi = merge_plugin_set(

@@ -1,5 +1,7 @@
 """Plugins by name (kube-scheduler's frameworkruntime.Registry): a decorator registers a plugin
-class with its args model; a lookup of an unknown name lists the valid ones.
+class with its args model; a lookup of an unknown name lists the valid ones. The framework holds
+no registry of its own and imports no plugin: ``gpuplane.scheduler.plugins.registry`` builds the
+in-tree one, and whoever builds a ``Scheduler`` passes a registry in.
 
 kube-scheduler's in-tree plugins that gpuplane does not model are known by name, so enabling one
 says why it is missing instead of "unknown".
@@ -7,7 +9,6 @@ says why it is missing instead of "unknown".
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -113,13 +114,3 @@ class Registry:
                 f"({NOT_MODELLED[name]}); valid names: {valid}"
             )
         raise UnknownPluginError(f"unknown plugin {name!r}; valid names: {valid}")
-
-
-REGISTRY = Registry()
-register = REGISTRY.register
-
-
-def default_registry() -> Registry:
-    """The registry with gpuplane's in-tree plugins (importing them registers them)."""
-    importlib.import_module("gpuplane.scheduler.plugins")
-    return REGISTRY

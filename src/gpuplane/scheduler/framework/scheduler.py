@@ -1,4 +1,5 @@
-"""kube-scheduler as a pure decision: ``Scheduler(profiles).decide(snapshot, pending)``.
+"""kube-scheduler as a pure decision: ``Scheduler(profiles, registry=...).decide(snap, pending)``
+over the plugins of the registry it is given (``gpuplane.scheduler.plugins.registry``).
 
 One decision runs, in order: the pods already waiting at Permit are re-assumed and those whose
 wait is over are rejected (their Unreserve rejects their gang); then every pending pod, in queue
@@ -21,11 +22,12 @@ from gpuplane.scheduler.framework.explain import go_duration
 from gpuplane.scheduler.framework.interfaces import QueuedPodInfo
 from gpuplane.scheduler.framework.plugin_sets import resolve_profile
 from gpuplane.scheduler.framework.reference import ReferenceFramework
-from gpuplane.scheduler.framework.registry import Registry, default_registry
+from gpuplane.scheduler.framework.registry import Registry
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.state import ClusterState, CycleState, Placement, Waiting
 from gpuplane.scheduler.framework.status import Code, Status
 from gpuplane.scheduler.framework.types import PodInfo
+from gpuplane.scheduler.framework.writes import WriteSink
 
 _Key = tuple[object, ...]
 
@@ -57,12 +59,11 @@ class Scheduler:
         self,
         profiles: Sequence[ProfileConfig] = (),
         *,
+        registry: Registry,
         reference: bool = False,
-        registry: Registry | None = None,
     ) -> None:
-        configs = list(profiles) or [ProfileConfig()]
-        check_profiles(configs)
-        registry = registry or default_registry()
+        configs = [cfg.with_registry(registry) for cfg in list(profiles) or [ProfileConfig()]]
+        check_profiles(configs, registry)
         kind = ReferenceFramework if reference else Framework
         self.frameworks: dict[str, Framework] = {
             cfg.schedulerName: kind(resolve_profile(cfg, registry), registry) for cfg in configs
@@ -79,7 +80,9 @@ class Scheduler:
 
     def decide(self, snapshot: ClusterSnapshot, pending: Sequence[PodInfo]) -> SchedulingDecision:
         st = ClusterState(snapshot)
-        out = DecisionBuilder()
+        out = DecisionBuilder(WriteSink(snapshot.dra))
+        for framework in self.frameworks.values():
+            framework.start_decision(out.writes)
         self._load(st, out)
         failed: dict[_Key, tuple[int, Unschedulable]] = {}
         for pod in pending:

@@ -1,4 +1,4 @@
-"""gpuplane's scheduler plugins, one per file; importing this package registers them all.
+"""gpuplane's scheduler plugins, one per file; ``registry.in_tree_registry()`` names them all.
 
 kube-scheduler in-tree: PrioritySort, NodeUnschedulable, TaintToleration, NodeAffinity,
 NodeResourcesFit, DefaultPreemption, DefaultBinder. scheduler-plugins: Coscheduling. gpuplane's

@@ -33,7 +33,6 @@ from gpuplane.scheduler.framework.interfaces import (
     PostFilterResult,
     QueuedPodInfo,
 )
-from gpuplane.scheduler.framework.registry import register
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.status import (
     SUCCESS,
@@ -59,7 +58,6 @@ class CoschedulingArgs(BaseModel):
     )
 
 
-@register("Coscheduling", args=CoschedulingArgs)
 class Coscheduling:
     name: ClassVar[str] = "Coscheduling"
     extension_points: ClassVar[frozenset[str]] = frozenset(

@@ -8,13 +8,11 @@ from typing import ClassVar
 from pydantic import BaseModel
 
 from gpuplane.scheduler.framework.interfaces import BIND, Handle
-from gpuplane.scheduler.framework.registry import register
 from gpuplane.scheduler.framework.state import CycleState
 from gpuplane.scheduler.framework.status import SUCCESS, Status
 from gpuplane.scheduler.framework.types import PodInfo
 
 
-@register("DefaultBinder")
 class DefaultBinder:
     name: ClassVar[str] = "DefaultBinder"
     extension_points: ClassVar[frozenset[str]] = frozenset({BIND})

@@ -26,7 +26,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpuplane.scheduler.framework.explain import Diagnosis, ReasonGroup
 from gpuplane.scheduler.framework.interfaces import POST_FILTER, Handle, PostFilterResult
 from gpuplane.scheduler.framework.reference import diagnosis_from_statuses
-from gpuplane.scheduler.framework.registry import register
 from gpuplane.scheduler.framework.state import ClusterState, CycleState, Placement
 from gpuplane.scheduler.framework.status import SUCCESS, Code, Status, unresolvable, unschedulable
 from gpuplane.scheduler.framework.types import PREEMPT_NEVER, BoundPod, IntArray, PodInfo
@@ -69,7 +68,6 @@ def pick_one_node(candidates: list[tuple[int, list[BoundPod]]]) -> tuple[int, li
     return pool[0]
 
 
-@register("DefaultPreemption", args=DefaultPreemptionArgs)
 class DefaultPreemption:
     name: ClassVar[str] = "DefaultPreemption"
     extension_points: ClassVar[frozenset[str]] = frozenset({POST_FILTER})

@@ -22,11 +22,11 @@ As the real plugin (1.36), without the API round-trips the twin does not have:
 - PreBind: writes the allocation and adds the pod to ``reservedFor`` (kube: the claim's status
   update); later pods of the decision see the claim allocated and reserved.
 
-Per-decision state: the plugin keeps the working copy of the claims and the in-flight
-allocations of the ClusterState it last saw (compared by identity) and starts afresh when a
-decision brings a new one. What the decision wrote is read back with :meth:`last_decision`: the
-claims whose status changed and the allocations still in flight (pods waiting at Permit), which
-the caller carries into the next snapshot's ``dra.pending``.
+Writes go through the Handle's ``writes`` (the decision's ``WriteSink``): Reserve holds the
+node's allocation as in flight there, PreBind writes the claims' new status there, and every
+read of claims and in-flight allocations is the sink's (the snapshot with the decision's writes
+over it). The framework drops a pod's writes when its binding does not happen; the decision
+carries the rest to the caller. The plugin itself keeps only a per-snapshot index of the slices.
 """
 
 from __future__ import annotations
@@ -47,11 +47,10 @@ from gpuplane.scheduler.framework.interfaces import (
     Handle,
 )
 from gpuplane.scheduler.framework.normalize import default_normalize, default_normalize_reference
-from gpuplane.scheduler.framework.registry import register
-from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.status import SUCCESS, Code, Status, unschedulable
 from gpuplane.scheduler.framework.types import BoolArray, IntArray, PodInfo
+from gpuplane.scheduler.framework.writes import WriteSink
 from gpuplane.slicing.dra.allocation import AllocationResult
 from gpuplane.slicing.dra.allocator import allocate
 from gpuplane.slicing.dra.claims import (
@@ -76,25 +75,12 @@ NOT_AVAILABLE = "resourceclaim not available on the node"
 NOT_FOUND_FOR_NODE = "claim allocation not found for node"
 
 
-@dataclass(frozen=True, slots=True)
-class DraDecision:
-    """What one decision did to claims: status writes (allocation and reservedFor, by PreBind)
-    and allocations still in flight (reserved for pods waiting at Permit)."""
-
-    claims: dict[str, ResourceClaim] = field(default_factory=dict)
-    pending: dict[str, PendingAllocation] = field(default_factory=dict)
-
-
-class _Decision:
-    """The plugin's working copy for one ClusterState."""
+class _SliceIndex:
+    """A snapshot's slices by node name and by pool, so each node's allocation reads only the
+    pools it can see (whole pools, so completeness and counters are judged as on the full list)."""
 
     def __init__(self, snap: DraSnapshot) -> None:
         self.snap = snap
-        self.claims: dict[str, ResourceClaim] = dict(snap.claims)
-        self.pending: dict[str, PendingAllocation] = dict(snap.pending)
-        self.written: dict[str, ResourceClaim] = {}
-        # Slices by node name and by pool, so each node's allocation reads only the pools it
-        # can see (whole pools, so completeness and counters are judged as on the full list).
         self._by_node: dict[str, list[ResourceSlice]] = {}
         self._unbound: list[ResourceSlice] = []
         self._by_pool: dict[tuple[str, str], list[ResourceSlice]] = {}
@@ -118,28 +104,27 @@ class _Decision:
             self._for_node[node] = found
         return found
 
-    def allocated(self) -> frozenset[DeviceID]:
-        allocations = [c.status.allocation for c in self.claims.values()]
-        in_flight = [p.allocation for p in self.pending.values()]
-        return allocated_in([a for a in allocations if a is not None], in_flight)
+
+def _allocated(writes: WriteSink) -> frozenset[DeviceID]:
+    allocations = [c.status.allocation for c in writes.claims.values()]
+    in_flight = [p.allocation for p in writes.pending.values()]
+    return allocated_in([a for a in allocations if a is not None], in_flight)
 
 
 @dataclass(slots=True)
 class _PodState:
     """stateData: the pod's claims as PreFilter saw them and the per-node results."""
 
-    dec: _Decision
+    dra: DraSnapshot
+    slices: _SliceIndex
     claims: list[ResourceClaim]
     to_allocate: list[int]
     available_on: list[NodeSelector | None]
     allocated: frozenset[DeviceID]
     statuses: dict[int, Status] = field(default_factory=dict)
     allocations: dict[int, tuple[AllocationResult, ...]] = field(default_factory=dict)
-    reserved: dict[int, AllocationResult] = field(default_factory=dict)
-    written: dict[str, ResourceClaim] = field(default_factory=dict)  # key -> claim before
 
 
-@register(NAME)
 class DynamicResources:
     name: ClassVar[str] = NAME
     extension_points: ClassVar[frozenset[str]] = frozenset(
@@ -155,27 +140,14 @@ class DynamicResources:
     )
 
     def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        self._st: ClusterState | None = None
-        self._dec: _Decision | None = None
+        self._handle = handle
+        self._index: _SliceIndex | None = None
 
-    # ----- per-decision state -----
-    def _decision(self, st: ClusterState) -> _Decision | None:
-        if st is not self._st:
-            self._st = st
-            self._dec = _Decision(st.snap.dra) if st.snap.dra is not None else None
-        return self._dec
-
-    def last_decision(self) -> DraDecision:
-        if self._dec is None:
-            return DraDecision()
-        return DraDecision(dict(self._dec.written), dict(self._dec.pending))
-
-    def decision_for(self, snapshot: ClusterSnapshot) -> DraDecision | None:
-        """The writes of the decision over ``snapshot``; None when this plugin saw no pod of
-        it (then nothing changed and the previous in-flight allocations stand)."""
-        if self._st is None or self._st.snap is not snapshot:
-            return None
-        return self.last_decision()
+    def _slices(self, snap: DraSnapshot) -> _SliceIndex:
+        """The slice index of ``snap`` (a cache: rebuilt when a decision brings a new one)."""
+        if self._index is None or self._index.snap is not snap:
+            self._index = _SliceIndex(snap)
+        return self._index
 
     @staticmethod
     def _state(cs: CycleState) -> _PodState | None:
@@ -185,30 +157,32 @@ class DynamicResources:
     # ----- PreFilter -----
     def pre_filter(self, cs: CycleState, pod: PodInfo, st: ClusterState) -> Status:
         cs.data.pop(NAME, None)
-        dec = self._decision(st)
-        entries = dec.snap.pods.get(pod.uid) if dec is not None else None
-        if dec is None or entries is None or not entries.resource_claims:
+        writes = self._handle.writes
+        dra = writes.dra
+        entries = dra.pods.get(pod.uid) if dra is not None else None
+        if dra is None or entries is None or not entries.resource_claims:
             return SUCCESS
         try:
-            claims = pod_resource_claims(pod.namespace, pod.name, pod.uid, entries, dec.claims)
+            claims = pod_resource_claims(pod.namespace, pod.name, pod.uid, entries, writes.claims)
         except ClaimNotFound as err:
             return unschedulable(str(err))
         if not claims:
             return SUCCESS
         for claim in claims:
-            pending = dec.pending.get(claim.key)
+            pending = writes.pending.get(claim.key)
             in_flight = pending is not None and pending.pod_uid != pod.uid
-            problem = claim_problem(claim, pod.uid, in_flight, dec.snap.classes, dec.snap.features)
+            problem = claim_problem(claim, pod.uid, in_flight, dra.classes, dra.features)
             if problem:
                 return unschedulable(problem)
         cs.data[NAME] = _PodState(
-            dec=dec,
+            dra=dra,
+            slices=self._slices(dra),
             claims=claims,
             to_allocate=[i for i, c in enumerate(claims) if c.status.allocation is None],
             available_on=[
                 c.status.allocation.node_selector if c.status.allocation else None for c in claims
             ],
-            allocated=dec.allocated(),
+            allocated=_allocated(writes),
         )
         return SUCCESS
 
@@ -231,10 +205,10 @@ class DynamicResources:
             if sel is not None and not sel.matches(node)
         ]
         if state.to_allocate:
-            dra = state.dec.snap
+            dra = state.dra
             outcome = allocate(
                 [state.claims[j] for j in state.to_allocate],
-                state.dec.slices_for(node.name),
+                state.slices.slices_for(node.name),
                 dra.classes,
                 state.allocated,
                 node,
@@ -296,31 +270,20 @@ class DynamicResources:
             return SUCCESS
         if i not in state.allocations and not self.filter_node(cs, pod, st, i).ok:
             return Status(Code.ERROR, (NOT_FOUND_FOR_NODE,))
+        writes = self._handle.writes
         for j, allocation in zip(state.to_allocate, state.allocations[i], strict=True):
-            state.reserved[j] = allocation
-            state.dec.pending[state.claims[j].key] = PendingAllocation(pod.uid, allocation)
+            writes.hold(state.claims[j].key, PendingAllocation(pod.uid, allocation))
         return SUCCESS
 
     def unreserve(self, cs: CycleState, pod: PodInfo, st: ClusterState, i: int) -> None:
-        dec = self._decision(st)
-        state = self._state(cs)
-        if dec is None:
-            return
-        for key, pending in list(dec.pending.items()):
-            if pending.pod_uid == pod.uid:
-                del dec.pending[key]
-        if state is None:
-            return
-        for key, before in state.written.items():
-            dec.claims[key] = before
-            dec.written.pop(key, None)
-        state.written.clear()
-        state.reserved.clear()
+        """Nothing of the plugin's own: the framework drops the pod's writes (its allocations
+        in flight and its claim writes) from the sink after Unreserve."""
 
     # ----- PreBind -----
     def pre_bind(self, cs: CycleState, pod: PodInfo, node: str) -> Status:
-        dec = self._dec
-        if dec is None:
+        writes = self._handle.writes
+        dra = writes.dra
+        if dra is None:
             return SUCCESS
         state = self._state(cs)
         if state is not None:
@@ -328,25 +291,26 @@ class DynamicResources:
         else:
             # A pod that waited at Permit in an earlier decision: its cycle state is gone, its
             # claims and in-flight allocations are in the snapshot.
-            entries = dec.snap.pods.get(pod.uid)
+            entries = dra.pods.get(pod.uid)
             if entries is None:
                 return SUCCESS
             try:
-                claims = pod_resource_claims(pod.namespace, pod.name, pod.uid, entries, dec.claims)
+                claims = pod_resource_claims(
+                    pod.namespace, pod.name, pod.uid, entries, writes.claims
+                )
             except ClaimNotFound as err:
                 return Status(Code.ERROR, (str(err),))
         for claim in claims:
-            status = self._bind_claim(dec, state, pod, dec.claims.get(claim.key, claim))
+            status = self._bind_claim(writes, pod, writes.claims.get(claim.key, claim))
             if not status.ok:
                 return status
         return SUCCESS
 
-    def _bind_claim(
-        self, dec: _Decision, state: _PodState | None, pod: PodInfo, claim: ResourceClaim
-    ) -> Status:
+    @staticmethod
+    def _bind_claim(writes: WriteSink, pod: PodInfo, claim: ResourceClaim) -> Status:
         if claim.is_reserved_for(pod.uid):
             return SUCCESS
-        pending = dec.pending.get(claim.key)
+        pending = writes.pending.get(claim.key)
         allocation = claim.status.allocation
         if allocation is None and pending is not None and pending.pod_uid == pod.uid:
             allocation = pending.allocation
@@ -356,10 +320,7 @@ class DynamicResources:
             return Status(Code.ERROR, ("resourceclaim in use",))
         ref = ResourceClaimConsumerReference(name=pod.name, uid=pod.uid)
         status = ResourceClaimStatus(allocation, (*claim.status.reserved_for, ref))
-        if state is not None:
-            state.written.setdefault(claim.key, claim)
-        dec.claims[claim.key] = replace(claim, status=status)
-        dec.written[claim.key] = dec.claims[claim.key]
+        writes.write_claim(pod.uid, replace(claim, status=status))
         if pending is not None and pending.pod_uid == pod.uid:
-            del dec.pending[claim.key]
+            writes.settle(claim.key)
         return SUCCESS

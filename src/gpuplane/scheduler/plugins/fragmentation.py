@@ -22,7 +22,6 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuplane.scheduler.framework.interfaces import SCORE, Handle
-from gpuplane.scheduler.framework.registry import register
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.types import CPU, GPU, MEMORY, IntArray, PodInfo
 from gpuplane.scheduler.policies.fgd import FgdPolicy
@@ -100,7 +99,6 @@ def pod_request(pod: PodInfo) -> PodRequest:
     )
 
 
-@register("Fragmentation", args=FragmentationArgs)
 class Fragmentation:
     name: ClassVar[str] = "Fragmentation"
     extension_points: ClassVar[frozenset[str]] = frozenset({SCORE})

@@ -30,7 +30,6 @@ from gpuplane.scheduler.framework.interfaces import (
     RESERVE,
     Handle,
 )
-from gpuplane.scheduler.framework.registry import register
 from gpuplane.scheduler.framework.state import (
     ClusterState,
     CycleState,
@@ -59,7 +58,6 @@ NO_SHARE = f"node(s) had no GPU with enough free {GPU_MILLI}"
 BAD_REQUEST = f"{GPU_MILLI} must be between 1 and {MILLI_PER_GPU} and cannot be combined with {GPU}"
 
 
-@register("GPUSharing")
 class GPUSharing:
     name: ClassVar[str] = "GPUSharing"
     extension_points: ClassVar[frozenset[str]] = frozenset({PRE_FILTER, FILTER, RESERVE})

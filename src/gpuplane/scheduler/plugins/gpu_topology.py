@@ -28,7 +28,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpuplane.kubelet.gpu_sets import pick_gpus
 from gpuplane.scheduler.framework.interfaces import SCORE, Handle
-from gpuplane.scheduler.framework.registry import register
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.types import GPU, MILLI_PER_GPU, IntArray, PodInfo
 from gpuplane.topology.model import NodeTopology
@@ -41,7 +40,6 @@ class GPUTopologyArgs(BaseModel):
     nvlink_avoidance_weight: int = Field(default=40, ge=0, le=100, alias="nvlinkAvoidanceWeight")
 
 
-@register("GPUTopology", args=GPUTopologyArgs)
 class GPUTopology:
     name: ClassVar[str] = "GPUTopology"
     extension_points: ClassVar[frozenset[str]] = frozenset({SCORE})

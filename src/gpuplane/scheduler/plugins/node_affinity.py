@@ -24,7 +24,6 @@ from gpuplane.scheduler.framework.matching import (
     selector_matches,
 )
 from gpuplane.scheduler.framework.normalize import default_normalize, default_normalize_reference
-from gpuplane.scheduler.framework.registry import register
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.static_cache import StaticCache
 from gpuplane.scheduler.framework.status import SUCCESS, Code, Status, skip, unresolvable
@@ -40,7 +39,6 @@ def _matches(pod: PodInfo, st: ClusterState, i: int) -> bool:
     )
 
 
-@register("NodeAffinity")
 class NodeAffinity:
     name: ClassVar[str] = "NodeAffinity"
     extension_points: ClassVar[frozenset[str]] = frozenset({FILTER, PRE_SCORE, SCORE})

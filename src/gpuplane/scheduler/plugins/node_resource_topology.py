@@ -35,7 +35,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpuplane.scheduler.framework.explain import ReasonGroup
 from gpuplane.scheduler.framework.interfaces import FILTER, SCORE, Handle
-from gpuplane.scheduler.framework.registry import register
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.status import SUCCESS, Code, Status, unschedulable
 from gpuplane.scheduler.framework.types import (
@@ -138,7 +137,6 @@ def _exclusive_part(pod: PodInfo) -> PodInfo:
     return replace(pod, containers=keep, qos=QOS_GUARANTEED)
 
 
-@register("NodeResourceTopologyMatch", args=NodeResourceTopologyMatchArgs)
 class NodeResourceTopologyMatch:
     name: ClassVar[str] = "NodeResourceTopologyMatch"
     extension_points: ClassVar[frozenset[str]] = frozenset({FILTER, SCORE})

@@ -23,7 +23,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpuplane.scheduler.framework.explain import ReasonGroup
 from gpuplane.scheduler.framework.interfaces import FILTER, PRE_FILTER, SCORE, Handle
-from gpuplane.scheduler.framework.registry import register
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.status import SUCCESS, Code, Status, unschedulable
 from gpuplane.scheduler.framework.types import CPU, MEMORY, PODS, BoolArray, IntArray, PodInfo
@@ -75,7 +74,6 @@ class Need:
     missing: tuple[str, ...]  # requested resources no node has
 
 
-@register("NodeResourcesFit", args=NodeResourcesFitArgs)
 class NodeResourcesFit:
     name: ClassVar[str] = "NodeResourcesFit"
     extension_points: ClassVar[frozenset[str]] = frozenset({PRE_FILTER, FILTER, SCORE})

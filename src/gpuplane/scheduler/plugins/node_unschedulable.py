@@ -12,7 +12,6 @@ from pydantic import BaseModel
 from gpuplane.scheduler.framework.explain import ReasonGroup
 from gpuplane.scheduler.framework.interfaces import FILTER, Handle
 from gpuplane.scheduler.framework.matching import tolerated
-from gpuplane.scheduler.framework.registry import register
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.static_cache import StaticCache
 from gpuplane.scheduler.framework.status import SUCCESS, Code, Status, unresolvable
@@ -22,7 +21,6 @@ REASON = "node(s) were unschedulable"
 UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
 
-@register("NodeUnschedulable")
 class NodeUnschedulable:
     name: ClassVar[str] = "NodeUnschedulable"
     extension_points: ClassVar[frozenset[str]] = frozenset({FILTER})

@@ -8,10 +8,8 @@ from typing import ClassVar
 from pydantic import BaseModel
 
 from gpuplane.scheduler.framework.interfaces import QUEUE_SORT, Handle, QueuedPodInfo
-from gpuplane.scheduler.framework.registry import register
 
 
-@register("PrioritySort")
 class PrioritySort:
     name: ClassVar[str] = "PrioritySort"
     extension_points: ClassVar[frozenset[str]] = frozenset({QUEUE_SORT})

@@ -18,7 +18,6 @@ from gpuplane.scheduler.framework.explain import ReasonGroup
 from gpuplane.scheduler.framework.interfaces import FILTER, SCORE, Handle
 from gpuplane.scheduler.framework.matching import first_untolerated, tolerated
 from gpuplane.scheduler.framework.normalize import default_normalize, default_normalize_reference
-from gpuplane.scheduler.framework.registry import register
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.static_cache import StaticCache
 from gpuplane.scheduler.framework.status import SUCCESS, Code, Status, unresolvable
@@ -43,7 +42,6 @@ def intolerable_prefer_no_schedule(taints: tuple[TaintLike, ...], pod: PodInfo) 
     )
 
 
-@register("TaintToleration")
 class TaintToleration:
     name: ClassVar[str] = "TaintToleration"
     extension_points: ClassVar[frozenset[str]] = frozenset({FILTER, SCORE})

@@ -9,13 +9,15 @@ resourceclaim controller, and what the scheduler's DynamicResources plugin wrote
   the pod exists (owned by the pod, name recorded in ``status.resourceClaimStatuses``); when the
   pod ends it takes the pod out of ``reservedFor``, deletes the claims the pod owns, and
   deallocates a shared claim nobody reserves any more.
-- After each scheduling decision the twin applies the plugin's claim writes (allocation and
-  ``reservedFor``, done by PreBind) and keeps its in-flight allocations for the next snapshot.
+- After each scheduling decision the twin applies the claim writes the decision carries
+  (allocation and ``reservedFor``, recorded by PreBind) and keeps its in-flight allocations for
+  the next snapshot.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from gpuplane.slicing.dra.claims import (
@@ -125,11 +127,12 @@ class DraState:
         )
 
     def apply(
-        self, written: dict[str, ResourceClaim], pending: dict[str, PendingAllocation]
+        self, written: Iterable[ResourceClaim], pending: Mapping[str, PendingAllocation]
     ) -> None:
-        for key, claim in written.items():
-            if key in self.claims:
-                self.claims[key] = claim
+        """A decision's writes: claim statuses, and the allocations in flight after it."""
+        for claim in written:
+            if claim.key in self.claims:
+                self.claims[claim.key] = claim
         self.pending = {k: v for k, v in pending.items() if k in self.claims}
 
     def gpus_of(self, pod: Pod) -> list[tuple[int, str]]:

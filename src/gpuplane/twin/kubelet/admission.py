@@ -4,7 +4,8 @@ The decision is the kubelet layer's pure ``admit_pod`` (Topology Manager with th
 and device managers as hint providers); this module builds its input from the twin's node (the
 node's KubeletConfiguration, the CPUs other pods hold exclusively, the GPUs other pods own or
 share, unhealthy GPUs) and hands back the verdict. The device plugin's preferred GPUs come from
-the node's ``gpuAllocationPolicy`` (``gpuplane.kubelet.device_choice``).
+the node's ``gpuAllocationPolicy`` (``gpuplane.kubelet.device_choice``). ``at_bind`` makes the
+pod's ``BindAllocation``: its devices and, where the kubelet manages resources, the verdict.
 
 Not modelled: the memory manager's per-NUMA bookkeeping of other pods' memory (its hints see
 each NUMA node's whole memory), hugepages, and devices other than ``nvidia.com/gpu``.
@@ -19,7 +20,8 @@ from gpuplane.kubelet.device_choice import gpu_chooser
 from gpuplane.slicing.devices import DeviceSlot
 from gpuplane.slicing.sharing.advertise import distribute
 from gpuplane.twin.cluster.objects import Node, Pod
-from gpuplane.twin.cluster.store import ObjectStore
+from gpuplane.twin.cluster.store import GPU_MILLI, ObjectStore
+from gpuplane.twin.kubelet.bind_allocation import BindAllocation
 from gpuplane.twin.scenario.spec import CPU, GPU, MEMORY, ContainerSpec, QosClass
 
 
@@ -27,9 +29,6 @@ class NodeAdmission:
     def __init__(self, store: ObjectStore) -> None:
         self.store = store
         self._choosers: dict[str, GpuChooser] = {}
-        # The verdict computed while choosing a pod's GPUs at binding, reused right after by the
-        # kubelet's tentative admission (same instant, same node state).
-        self._at_bind: dict[str, AdmitResult] = {}
 
     def chooser(self, node: Node) -> GpuChooser:
         got = self._choosers.get(node.name)
@@ -39,21 +38,43 @@ class NodeAdmission:
             )
         return got
 
-    def gpus_at_bind(self, node: Node, pod: Pod) -> tuple[int, ...]:
+    def at_bind(
+        self,
+        node: Node,
+        pod: Pod,
+        gpu_share: tuple[int, int] | None = None,
+        dra_devices: tuple[str, ...] = (),
+    ) -> BindAllocation:
+        """The pod's devices on ``node`` and, where the kubelet manages resources, its verdict
+        (computed once: the GPU choice and the CPU hold both read it). ``gpu_share`` is the
+        scheduler's choice for a fractional pod, as a sharing device plugin reads it from the
+        pod; without one a fractional pod gets the fullest GPU that still holds it."""
+        verdict = self.admit(node, pod) if node.kubelet.manages_resources else None
+        gpus = self.gpus_at_bind(node, pod, verdict) if pod.requests.get(GPU, 0) else ()
+        milli = pod.requests.get(GPU_MILLI, 0)
+        if gpu_share is None and milli:
+            row = self.store.gpu_free_milli[self.store.index_of(node.name)]
+            fits = [g for g in range(node.num_gpus) if row[g] >= milli]
+            gpu_share = (min(fits, key=lambda g: (row[g], g)), milli) if fits else None
+        return BindAllocation(
+            node.name, gpus, gpu_share, self.ext_devices_at_bind(node, pod), dra_devices, verdict
+        )
+
+    def gpus_at_bind(
+        self, node: Node, pod: Pod, verdict: AdmitResult | None = None
+    ) -> tuple[int, ...]:
         """The GPUs the kubelet will allocate to ``pod`` on ``node``: inside the Topology
-        Manager's affinity where the node runs one, else the device plugin's preference among
-        the free whole GPUs (the lowest ids if it has none)."""
+        Manager's affinity (``verdict``) where the node runs one, else the device plugin's
+        preference among the free whole GPUs (the lowest ids if it has none)."""
         need = pod.requests.get(GPU, 0)
         if not need:
             return ()
         free = self.store.free_whole_gpus(node)
         if not node.devices_are_gpus:
             return tuple(sorted(self._replicas(node.device_slots, node.gpu_owner, free, need)))
-        if node.kubelet.manages_resources:
+        if verdict is not None and verdict.admit and len(verdict.gpus) == need:
             # The kubelet allocates at admission, inside the NUMA affinity it will choose.
-            verdict = self._at_bind[pod.uid] = self.admit(node, pod)
-            if verdict.admit and len(verdict.gpus) == need:
-                return verdict.gpus
+            return verdict.gpus
         chosen = self.chooser(node)(free, need)
         return tuple(sorted(chosen)) if chosen is not None else tuple(free[:need])
 
@@ -83,11 +104,6 @@ class NodeAdmission:
         for k in order:
             picked.append(free_by_gpu[k].pop(0))
         return picked
-
-    def tentative(self, node: Node, pod: Pod) -> AdmitResult:
-        """The verdict at binding: the one computed for the GPU choice, else a fresh one."""
-        cached = self._at_bind.pop(pod.uid, None)
-        return cached if cached is not None else self.admit(node, pod)
 
     def admit(self, node: Node, pod: Pod) -> AdmitResult:
         """The kubelet's verdict on ``pod`` (already charged to ``node``) and its allocation."""

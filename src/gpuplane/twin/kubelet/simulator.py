@@ -26,6 +26,7 @@ from gpuplane.slicing.sharing.advertise import ADMISSION_REASON, request_error
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import Node, Pod, PodPhase
 from gpuplane.twin.kubelet.admission import NodeAdmission
+from gpuplane.twin.kubelet.bind_allocation import BindAllocation
 from gpuplane.twin.kubelet.gpu_memory import check_start
 from gpuplane.twin.scenario.spec import GPU, RestartPolicy
 
@@ -37,7 +38,8 @@ class KubeletSim:
         # Called when a pod's main container (re)starts (the serving runtime builds engines).
         self.on_container_start: list[Callable[[Pod], None]] = []
 
-    def on_bound(self, pod: Pod) -> None:
+    def on_bound(self, pod: Pod, alloc: BindAllocation) -> None:
+        """The pod was bound with ``alloc``: announce it, then admit or start it."""
         node = pod.node_name
         gpus = f" (GPUs {list(pod.gpu_ids)})" if pod.gpu_ids else ""
         self.c.emit(
@@ -59,9 +61,8 @@ class KubeletSim:
             return
         if node_obj is not None and node_obj.kubelet.manages_resources:
             # Hold the CPUs admission will pin, so nothing else counts them as free meanwhile.
-            verdict = self.admission.tentative(node_obj, pod)
-            cpus = tuple(sorted({c for a in verdict.allocations.values() for c in a.cpus}))
-            if verdict.admit and cpus:
+            cpus = alloc.cpu_hold
+            if cpus:
                 node_obj.exclusive_cpus[pod.uid] = cpus
             self.c.loop.after(
                 self.c.settings.kubelet_admission_delay_s,

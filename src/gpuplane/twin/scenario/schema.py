@@ -23,6 +23,8 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     StrictStr,
+    TypeAdapter,
+    ValidatorFunctionWrapHandler,
     field_validator,
     model_validator,
 )
@@ -31,7 +33,8 @@ from gpuplane.core.errors import InputError, Location
 from gpuplane.core.yamlio import validate_yaml
 from gpuplane.operator.faults import FaultSpec
 from gpuplane.operator.settings import OperatorSettings
-from gpuplane.scheduler.framework.config import ProfileConfig, check_profiles
+from gpuplane.scheduler.framework.config import REGISTRY_CONTEXT, ProfileConfig, check_profiles
+from gpuplane.scheduler.plugins.registry import in_tree_registry
 from gpuplane.twin.scenario.fields import Seconds
 from gpuplane.twin.scenario.kubelet import KubeletSection, MigSection
 from gpuplane.twin.scenario.serving import ServingSection
@@ -130,6 +133,9 @@ class NodePool(_Model):
         return self
 
 
+_PROFILES: TypeAdapter[list[ProfileConfig] | None] = TypeAdapter(list[ProfileConfig] | None)
+
+
 class ControlPlane(_Model):
     """Scheduler and kubelet settings the twin applies to every node and pod."""
 
@@ -171,10 +177,20 @@ class ControlPlane(_Model):
         "percentageOfNodesToScore); unset: gpuplane's default profile named scheduler_name.",
     )
 
+    @field_validator("scheduler_profiles", mode="wrap")
+    @classmethod
+    def _in_tree_plugins(
+        cls, value: object, handler: ValidatorFunctionWrapHandler
+    ) -> list[ProfileConfig] | None:
+        # The twin's scheduler runs gpuplane's in-tree plugins: profiles are checked against them.
+        checked = _PROFILES.validate_python(value, context={REGISTRY_CONTEXT: in_tree_registry()})
+        result: list[ProfileConfig] | None = handler(checked)
+        return result
+
     @model_validator(mode="after")
     def _profiles(self) -> ControlPlane:
         if self.scheduler_profiles is not None:
-            check_profiles(self.scheduler_profiles)
+            check_profiles(self.scheduler_profiles, in_tree_registry())
         return self
 
     @model_validator(mode="after")

@@ -1,5 +1,6 @@
 """The twin's kube-scheduler process: the scheduling queue fed by cluster events, scheduling
-cycles, and the application of each decision (bindings, pods waiting at Permit, preemptions).
+cycles, and the application of each decision (the plugins' writes it carries, bindings, pods
+waiting at Permit, preemptions).
 
 - New pods whose ``schedulerName`` a profile serves enter the framework's ``SchedulingQueue``; a
   cycle runs at the instant anything is ready. One cycle hands every ready pod, in queue order,
@@ -25,17 +26,12 @@ from gpuplane.scheduler.framework.decision import (
     Unschedulable,
 )
 from gpuplane.scheduler.framework.queue import SchedulingQueue
-from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.types import NominatedPod, WaitingPod
-from gpuplane.scheduler.plugins.dynamic_resources import DynamicResources
-from gpuplane.slicing.dra.claims import ResourceClaim
-from gpuplane.slicing.dra.snapshot import PendingAllocation
+from gpuplane.scheduler.framework.writes import DecisionWrites
 from gpuplane.twin.cluster.cluster import Cluster
-from gpuplane.twin.cluster.objects import Node, Pod
-from gpuplane.twin.cluster.store import GPU_MILLI
+from gpuplane.twin.cluster.objects import Pod
 from gpuplane.twin.kubelet.gpu_devices import dra_fraction, gpu_fraction
 from gpuplane.twin.kubelet.simulator import KubeletSim
-from gpuplane.twin.scenario.spec import GPU
 from gpuplane.twin.scheduling.placement import PlacementPolicy
 from gpuplane.twin.scheduling.snapshot import SnapshotBuilder
 
@@ -117,29 +113,19 @@ class SchedulerLoop:
                 next_start_index=self.next_start_index,
             )
             decision = self.policy.decide(snapshot, pending)
-            self._apply_claims(snapshot)
             self._apply(decision)
             self.c.count("scheduling_cycles")
         self._rearm()
 
-    def _apply_claims(self, snapshot: ClusterSnapshot) -> None:
-        """DynamicResources' PreBind writes (allocation, reservedFor) and in-flight allocations."""
+    def _apply_writes(self, writes: DecisionWrites) -> None:
+        """The plugins' writes (claim allocation and reservedFor, by PreBind; allocations in
+        flight), before the bindings, as the API server has them when the pod binds."""
         dra = self.c.dra
-        if dra is None:
-            return
-        written: dict[str, ResourceClaim] = {}
-        pending: dict[str, PendingAllocation] = {}
-        seen = False
-        for plugin in _dra_plugins(self.policy):
-            decision = plugin.decision_for(snapshot)
-            if decision is not None:
-                seen = True
-                written.update(decision.claims)
-                pending.update(decision.pending)
-        if seen:
-            dra.apply(written, pending)
+        if dra is not None and writes.pending_allocations is not None:
+            dra.apply(writes.claim_statuses, writes.pending_allocations)
 
     def _apply(self, decision: SchedulingDecision) -> None:
+        self._apply_writes(decision.writes)
         before = self.waiting
         self.waiting = {w.pod.uid: w for w in decision.waiting}
         bound = {b.pod_uid for b in decision.bindings}
@@ -161,30 +147,21 @@ class SchedulerLoop:
         self.next_start_index = decision.next_start_index
 
     # ----- applying -----
-    def _devices(
-        self, pod: Pod, node: Node, b: Binding
-    ) -> tuple[tuple[int, ...], tuple[int, int] | None]:
-        """The pod's devices: whole GPUs as the kubelet allocates them, a share where the scheduler
-        placed it."""
-        # Whole GPUs are the kubelet's choice (the scheduler only counts them); a share's GPU is
-        # the one the scheduler picked, as a sharing device plugin reads it from the pod.
-        ids = self.kubelet.admission.gpus_at_bind(node, pod) if pod.requests.get(GPU, 0) else ()
-        if b.gpu_share is not None:
-            return ids, (b.gpu_share.gpu, b.gpu_share.milli)
-        milli = pod.requests.get(GPU_MILLI, 0)
-        if not milli:
-            return ids, None
-        row = self.c.store.gpu_free_milli[self.c.store.index_of(node.name)]
-        fits = [g for g in range(node.num_gpus) if row[g] >= milli]
-        return ids, ((min(fits, key=lambda g: (row[g], g)), milli) if fits else None)
-
     def _bind(self, b: Binding) -> None:
         store = self.c.store
         pod, node = store.pods[b.pod_uid], store.nodes[b.node]
-        ids, share = self._devices(pod, node, b)
+        share = (b.gpu_share.gpu, b.gpu_share.milli) if b.gpu_share is not None else None
+        dra = self.c.dra
+        dra_devices = (
+            tuple(d for _, d in dra.gpus_of(pod))
+            if dra is not None and pod.template.resource_claims
+            else ()
+        )
+        alloc = self.kubelet.admission.at_bind(node, pod, share, dra_devices)
         try:
-            ext = self.kubelet.admission.ext_devices_at_bind(node, pod)
-            store.bind(pod, node, ids, self.c.now, share, ext)
+            store.bind(
+                pod, node, alloc.gpu_ids, self.c.now, alloc.gpu_share, dict(alloc.ext_devices)
+            )
         except ValueError as err:  # a device failed since the reservation was made
             self.queue.add_unschedulable(pod.uid, self.c.now)
             self._event(pod, f"0/1 nodes are available: 1 binding rejected: {err}.")
@@ -194,12 +171,12 @@ class SchedulerLoop:
         self._nominate(pod.uid, None)
         pod.last_schedule_message = None
         self.c.count("pods_bound")
-        if self.c.dra is not None and pod.template.resource_claims:
-            pod.dra_devices = tuple(d for _, d in self.c.dra.gpus_of(pod))
+        if dra is not None and pod.template.resource_claims:
+            pod.dra_devices = alloc.dra_devices
         pod.gpu_fraction = gpu_fraction(node, pod.gpu_ids, pod.ext_device_ids) + dra_fraction(
             pod.dra_devices
         )
-        self.kubelet.on_bound(pod)
+        self.kubelet.on_bound(pod, alloc)
         self.c.pod_changed(pod)
 
     def _unschedulable(self, failure: Unschedulable) -> None:
@@ -263,13 +240,3 @@ class SchedulerLoop:
             self._rearm()
         if self.queue.count("unschedulable"):
             self._arm_flush()
-
-
-def _dra_plugins(policy: PlacementPolicy) -> list[DynamicResources]:
-    frameworks = getattr(policy, "frameworks", {})
-    out: list[DynamicResources] = []
-    for fw in frameworks.values():
-        plugin = fw.plugins.get("DynamicResources")
-        if isinstance(plugin, DynamicResources):
-            out.append(plugin)
-    return out

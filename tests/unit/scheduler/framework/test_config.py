@@ -3,22 +3,24 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from gpuplane.core.errors import InputError
-from gpuplane.core.validation import validate_model
 from gpuplane.scheduler.framework.config import ProfileConfig, check_profiles
 from gpuplane.scheduler.framework.filtering import num_feasible_nodes_to_find
 from gpuplane.scheduler.framework.plugin_sets import merge_plugin_set, resolve_profile
 from gpuplane.scheduler.framework.registry import (
     Registry,
     UnknownPluginError,
-    default_registry,
 )
+from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.plugins.node_resources_fit import NodeResourcesFitArgs
+from gpuplane.scheduler.plugins.registry import in_tree_registry
+from tests.unit.scheduler.factories import validate_profile
 
 
 def points(data: dict[str, Any]) -> dict[str, list[tuple[str, int]]]:
-    resolved = resolve_profile(ProfileConfig.model_validate(data))
+    resolved = resolve_profile(ProfileConfig.model_validate(data), in_tree_registry())
     return {k: [(p.name, p.weight) for p in v] for k, v in resolved.points.items()}
 
 
@@ -120,21 +122,21 @@ def test_point_specific_plugins_come_first_then_multipoint_then_the_rest() -> No
 )
 def test_bad_profiles_are_located(data: dict[str, Any], needle: str) -> None:
     with pytest.raises(InputError) as info:
-        validate_model(ProfileConfig, data)
+        validate_profile(data)
     assert needle in str(info.value)
 
 
 def test_errors_carry_the_field_path() -> None:
     data = {"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}}
     with pytest.raises(InputError) as info:
-        validate_model(ProfileConfig, data)
+        validate_profile(data)
     assert info.value.location.field == "plugins.filter.enabled[0].name"
 
 
 def test_profiles_share_a_queue_sort_and_have_unique_names() -> None:
     a = ProfileConfig(schedulerName="a")
     with pytest.raises(ValueError, match="duplicate profile with scheduler name 'a'"):
-        check_profiles([a, a])
+        check_profiles([a, a], in_tree_registry())
     b = ProfileConfig.model_validate(
         {
             "schedulerName": "b",
@@ -145,7 +147,7 @@ def test_profiles_share_a_queue_sort_and_have_unique_names() -> None:
         }
     )
     with pytest.raises(ValueError, match="different queue sort plugins"):
-        check_profiles([a, b])
+        check_profiles([a, b], in_tree_registry())
 
 
 def test_plugin_args_reach_the_plugin() -> None:
@@ -156,7 +158,7 @@ def test_plugin_args_reach_the_plugin() -> None:
             ]
         }
     )
-    args = resolve_profile(cfg).args["NodeResourcesFit"]
+    args = resolve_profile(cfg, in_tree_registry()).args["NodeResourcesFit"]
     assert isinstance(args, NodeResourcesFitArgs)
     assert args.scoringStrategy.type == "MostAllocated"
 
@@ -173,7 +175,7 @@ def test_registry_decorator_and_lookup() -> None:
         reg.get("Other")
     with pytest.raises(ValueError, match="already registered"):
         reg.register("Mine")(Mine)
-    assert "GPUSharing" in default_registry().names()
+    assert "GPUSharing" in in_tree_registry().names()
 
 
 @pytest.mark.parametrize(
@@ -192,3 +194,11 @@ def test_registry_decorator_and_lookup() -> None:
 def test_num_feasible_nodes_to_find(percentage: int | None, nodes: int, expected: int) -> None:
     assert num_feasible_nodes_to_find(percentage, nodes, True) == expected
     assert num_feasible_nodes_to_find(percentage, nodes, False) == 1
+
+
+def test_without_a_registry_only_the_shape_is_checked_and_the_scheduler_checks_the_rest() -> None:
+    cfg = ProfileConfig.model_validate({"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}})
+    with pytest.raises(ValidationError, match="unknown plugin 'Nope'; valid names: Coscheduling"):
+        Scheduler([cfg], registry=in_tree_registry())
+    with pytest.raises(ValidationError, match="'\\*' may only be used under disabled"):
+        ProfileConfig.model_validate({"plugins": {"filter": {"enabled": [{"name": "*"}]}}})

@@ -8,11 +8,11 @@ from typing import Any, ClassVar
 import pytest
 
 from gpuplane.scheduler.framework.config import ProfileConfig
-from gpuplane.scheduler.framework.registry import REGISTRY
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.framework.status import SUCCESS, Status, skip, unschedulable
 from gpuplane.scheduler.framework.types import PodInfo
-from tests.unit.scheduler.factories import make_cluster, make_pod
+from gpuplane.scheduler.plugins.registry import in_tree_registry
+from tests.unit.scheduler.factories import make_cluster, make_pod, validate_profile
 
 
 class Refuser:
@@ -42,7 +42,8 @@ class Refuser:
 
 @pytest.fixture
 def refuser() -> Iterator[Scheduler]:
-    REGISTRY.register("TestRefuser")(Refuser)
+    registry = in_tree_registry()
+    registry.register("TestRefuser")(Refuser)
     try:
         cfg = ProfileConfig.model_validate(
             {
@@ -52,9 +53,8 @@ def refuser() -> Iterator[Scheduler]:
                 }
             }
         )
-        yield Scheduler([cfg])
+        yield Scheduler([cfg], registry=registry)
     finally:
-        REGISTRY.unregister("TestRefuser")
         Refuser.unreserved.clear()
 
 
@@ -78,11 +78,9 @@ def test_reserve_rejection_runs_unreserve(refuser: Scheduler) -> None:
 
 def test_unsupported_args_say_what_is_not_modelled() -> None:
     from gpuplane.core.errors import InputError
-    from gpuplane.core.validation import validate_model
 
     with pytest.raises(InputError) as info:
-        validate_model(
-            ProfileConfig,
+        validate_profile(
             {"pluginConfig": [{"name": "Coscheduling", "args": {"podGroupBackoffSeconds": 5}}]},
         )
     assert "Coscheduling does not model: PodGroup minResources" in str(info.value)

@@ -7,11 +7,10 @@ import pytest
 
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.scheduler.framework.explain import Diagnosis, ReasonGroup, fit_error, go_duration
-from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.status import Code
 from gpuplane.scheduler.framework.types import PodGroupInfo, Taint
-from tests.unit.scheduler.factories import make_cluster, make_pod
+from tests.unit.scheduler.factories import make_cluster, make_pod, make_scheduler
 
 NO_POSTFILTER = ProfileConfig.model_validate(
     {
@@ -32,7 +31,7 @@ def four_nodes() -> ClusterSnapshot:
 
 
 def test_fit_error_counts_each_node_under_its_first_failing_plugin() -> None:
-    d = Scheduler([NO_POSTFILTER]).decide(four_nodes(), [make_pod("x", 2, sel={"zone": "a"})])
+    d = make_scheduler([NO_POSTFILTER]).decide(four_nodes(), [make_pod("x", 2, sel={"zone": "a"})])
     assert d.unschedulable[0].message == (
         "0/4 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match Pod's "
         "node affinity/selector, 1 node(s) had untolerated taint {nvidia.com/gpu: b200}, "
@@ -41,7 +40,7 @@ def test_fit_error_counts_each_node_under_its_first_failing_plugin() -> None:
 
 
 def test_post_filter_messages_follow_like_kube_scheduler() -> None:
-    d = Scheduler().decide(four_nodes(), [make_pod("x", 2, sel={"zone": "a"})])
+    d = make_scheduler().decide(four_nodes(), [make_pod("x", 2, sel={"zone": "a"})])
     # Preemption only tries the node whose rejection was Unschedulable (n0); the Unresolvable
     # ones count as "not helpful". Coscheduling adds its own reason for a pod with no group.
     assert d.unschedulable[0].message.endswith(
@@ -52,7 +51,7 @@ def test_post_filter_messages_follow_like_kube_scheduler() -> None:
 
 
 def test_diagnosis_gives_per_node_per_plugin_reasons() -> None:
-    d = Scheduler().decide(four_nodes(), [make_pod("x", 2, sel={"zone": "a"})])
+    d = make_scheduler().decide(four_nodes(), [make_pod("x", 2, sel={"zone": "a"})])
     diag = d.unschedulable[0].diagnosis
     assert diag is not None
     assert diag.reasons_for("n0") == (("NodeResourcesFit", "Insufficient nvidia.com/gpu"),)
@@ -73,7 +72,7 @@ def test_diagnosis_gives_per_node_per_plugin_reasons() -> None:
 
 def test_every_insufficient_resource_is_a_reason() -> None:
     snap = make_cluster([1, 1], cpu_m=2000)
-    d = Scheduler([NO_POSTFILTER]).decide(snap, [make_pod("x", 2, cpu_m=4000)])
+    d = make_scheduler([NO_POSTFILTER]).decide(snap, [make_pod("x", 2, cpu_m=4000)])
     assert d.unschedulable[0].message == (
         "0/2 nodes are available: 2 Insufficient cpu, 2 Insufficient nvidia.com/gpu."
     )
@@ -82,7 +81,7 @@ def test_every_insufficient_resource_is_a_reason() -> None:
 def test_pre_filter_rejection_replaces_the_node_reasons() -> None:
     groups = [PodGroupInfo("ns/g", min_member=4, num_pods=1)]
     snap = make_cluster([8, 8], pod_groups=groups)
-    d = Scheduler().decide(snap, [make_pod("m0", 1, group="g")])
+    d = make_scheduler().decide(snap, [make_pod("m0", 1, group="g")])
     # PostFilter still runs (kube-scheduler does so after a PreFilter rejection too): every
     # node carries the PreFilter status, which is Unresolvable, so preemption cannot help.
     assert d.unschedulable[0].message == (

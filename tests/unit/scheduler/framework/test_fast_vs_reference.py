@@ -11,9 +11,14 @@ from hypothesis import strategies as st
 
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.scheduler.framework.decision import SchedulingDecision
-from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.framework.types import BoundPod, GpuShare, PodInfo, Taint, Toleration
-from tests.unit.scheduler.factories import bound, make_cluster, make_pod, matrix_with
+from tests.unit.scheduler.factories import (
+    bound,
+    make_cluster,
+    make_pod,
+    make_scheduler,
+    matrix_with,
+)
 
 TAINTS = [
     Taint("nvidia.com/gpu", "b200", "NoSchedule"),
@@ -126,8 +131,8 @@ def summary(d: SchedulingDecision) -> tuple[object, ...]:
 @settings(max_examples=150, deadline=None)
 @given(snap=clusters(), pods=pending())
 def test_fast_and_reference_agree(snap: Any, pods: list[PodInfo]) -> None:
-    fast = Scheduler().decide(snap, pods)
-    reference = Scheduler(reference=True).decide(snap, pods)
+    fast = make_scheduler().decide(snap, pods)
+    reference = make_scheduler(reference=True).decide(snap, pods)
     assert summary(fast) == summary(reference)
 
 
@@ -142,8 +147,8 @@ def test_agree_with_most_allocated(snap: Any, pods: list[PodInfo], most: bool) -
             ]
         }
     )
-    assert summary(Scheduler([cfg]).decide(snap, pods)) == summary(
-        Scheduler([cfg], reference=True).decide(snap, pods)
+    assert summary(make_scheduler([cfg]).decide(snap, pods)) == summary(
+        make_scheduler([cfg], reference=True).decide(snap, pods)
     )
 
 
@@ -155,6 +160,6 @@ def test_agree_on_a_large_cluster_with_partial_search(start: int, seed: int) -> 
     snap = make_cluster(gpus, next_start_index=start, used_cpu_m=list(rng.integers(0, 60_000, 250)))
     pods = [make_pod(f"p{k}", int(rng.integers(1, 9))) for k in range(12)]
     cfg = ProfileConfig(percentageOfNodesToScore=10)
-    assert summary(Scheduler([cfg]).decide(snap, pods)) == summary(
-        Scheduler([cfg], reference=True).decide(snap, pods)
+    assert summary(make_scheduler([cfg]).decide(snap, pods)) == summary(
+        make_scheduler([cfg], reference=True).decide(snap, pods)
     )

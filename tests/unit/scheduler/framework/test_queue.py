@@ -11,8 +11,7 @@ from gpuplane.scheduler.framework.queue import (
     SchedulingQueue,
     backoff_duration,
 )
-from gpuplane.scheduler.framework.scheduler import Scheduler
-from tests.unit.scheduler.factories import make_pod
+from tests.unit.scheduler.factories import make_pod, make_scheduler
 
 
 def priority_sort(q: QueuedPodInfo) -> tuple[object, ...]:
@@ -75,7 +74,7 @@ def test_delete_and_done_forget_the_pod() -> None:
 
 
 def test_coscheduling_sort_keeps_a_gang_together() -> None:
-    key = Scheduler().queue_sort_key
+    key = make_scheduler().queue_sort_key
     q = SchedulingQueue(key)
     q.add(make_pod("solo-early"), 0.0)
     q.add(make_pod("g-1", group="g", group_created_s=1.0), 5.0)
@@ -98,7 +97,7 @@ def test_priority_sort_plugin_orders_by_priority_then_queue_time() -> None:
             }
         }
     )
-    q = SchedulingQueue(Scheduler([cfg]).queue_sort_key)
+    q = SchedulingQueue(make_scheduler([cfg]).queue_sort_key)
     q.add(make_pod("late", t=0.0), 5.0)
     q.add(make_pod("early", t=9.0), 1.0)  # created later, queued earlier
     q.add(make_pod("vip", prio=10), 9.0)

@@ -9,10 +9,12 @@ from gpuplane.scheduler.framework.cycle import Framework
 from gpuplane.scheduler.framework.plugin_sets import resolve_profile
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
+from gpuplane.scheduler.plugins.registry import in_tree_registry
 
 
 def framework(data: dict[str, Any] | None = None) -> Framework:
-    return Framework(resolve_profile(ProfileConfig.model_validate(data or {})))
+    registry = in_tree_registry()
+    return Framework(resolve_profile(ProfileConfig.model_validate(data or {}), registry), registry)
 
 
 def plugin(name: str, data: dict[str, Any] | None = None) -> Any:

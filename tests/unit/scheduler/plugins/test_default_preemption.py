@@ -2,11 +2,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.types import BoundPod, NominatedPod
 from gpuplane.scheduler.plugins.default_preemption import pick_one_node
-from tests.unit.scheduler.factories import bound, make_cluster, make_pod, matrix_with
+from tests.unit.scheduler.factories import (
+    bound,
+    make_cluster,
+    make_pod,
+    make_scheduler,
+    matrix_with,
+)
 
 
 def cluster(pods: list[BoundPod], n: int, **kw: Any) -> ClusterSnapshot:
@@ -19,7 +24,7 @@ def test_minimal_victims_are_the_least_important() -> None:
         bound("young", "n0", (4, 5, 6, 7), prio=1, start_s=10.0),
         bound("mid", "n1", tuple(range(8)), prio=50),
     ]
-    d = Scheduler().decide(cluster(pods, 2), [make_pod("vip", 4, prio=100)])
+    d = make_scheduler().decide(cluster(pods, 2), [make_pod("vip", 4, prio=100)])
     # One 4-GPU victim is enough; of two equal-priority pods the one running longer stays.
     assert [(p.node, p.victims) for p in d.preemptions] == [("n0", ("young",))]
     failure = d.unschedulable[0]
@@ -30,10 +35,10 @@ def test_minimal_victims_are_the_least_important() -> None:
 def test_node_choice_prefers_lower_priority_victims_then_fewer() -> None:
     low = [bound("a", "n0", tuple(range(8)), prio=10)]
     many = [bound(f"b{i}", "n1", (2 * i, 2 * i + 1), prio=5) for i in range(4)]
-    d = Scheduler().decide(cluster(low + many, 2), [make_pod("vip", 8, prio=100)])
+    d = make_scheduler().decide(cluster(low + many, 2), [make_pod("vip", 8, prio=100)])
     assert d.preemptions[0].node == "n1"  # its most important victim has priority 5 < 10
     same = [bound("c", "n0", tuple(range(8)), prio=5)]
-    d = Scheduler().decide(cluster(same + many, 2), [make_pod("vip", 8, prio=100)])
+    d = make_scheduler().decide(cluster(same + many, 2), [make_pod("vip", 8, prio=100)])
     assert d.preemptions[0].node == "n0"  # same top priority: lower sum of priorities wins
 
 
@@ -47,7 +52,7 @@ def test_pick_one_node_breaks_ties_by_latest_start() -> None:
 def test_no_victims_and_not_helpful() -> None:
     pods = [bound("peer", "n0", tuple(range(8)), prio=100)]
     snap = cluster(pods, 2, cordoned=[1])
-    d = Scheduler().decide(snap, [make_pod("vip", 8, prio=100)])
+    d = make_scheduler().decide(snap, [make_pod("vip", 8, prio=100)])
     assert not d.preemptions
     assert d.unschedulable[0].message == (
         "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) were unschedulable. "
@@ -60,7 +65,7 @@ def test_no_victims_and_not_helpful() -> None:
 def test_victims_that_would_not_help_are_not_evicted() -> None:
     # Removing the low-priority pod frees 4 GPUs, the pod needs 8: the filter's reason is kept.
     pods = [bound("low", "n0", (0, 1, 2, 3), prio=1), bound("high", "n0", (4, 5, 6, 7), prio=500)]
-    d = Scheduler().decide(cluster(pods, 1), [make_pod("vip", 8, prio=100)])
+    d = make_scheduler().decide(cluster(pods, 1), [make_pod("vip", 8, prio=100)])
     assert not d.preemptions
     assert "preemption: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu." in (
         d.unschedulable[0].message
@@ -69,7 +74,7 @@ def test_victims_that_would_not_help_are_not_evicted() -> None:
 
 def test_preemption_policy_never() -> None:
     pods = [bound("low", "n0", tuple(range(8)), prio=1)]
-    d = Scheduler().decide(
+    d = make_scheduler().decide(
         cluster(pods, 1),
         [make_pod("vip", 8, prio=100, preemption_policy="Never")],
     )
@@ -80,7 +85,7 @@ def test_lower_priority_nominations_on_the_node_are_cleared() -> None:
     pods = [bound("low", "n0", tuple(range(8)), prio=1)]
     waiting_low = make_pod("mid", 8, prio=10, nominated="n0")
     snap = cluster(pods, 1, nominated=[NominatedPod(waiting_low, "n0")])
-    d = Scheduler().decide(snap, [make_pod("vip", 8, prio=100)])
+    d = make_scheduler().decide(snap, [make_pod("vip", 8, prio=100)])
     assert d.preemptions[0].victims == ("low",)
     assert d.cleared_nominations == ("mid",)
 
@@ -89,5 +94,5 @@ def test_fractional_victims() -> None:
     from gpuplane.scheduler.framework.types import GpuShare
 
     pods = [bound(f"s{g}", "n0", share=GpuShare(g, 600), prio=1) for g in range(8)]
-    d = Scheduler().decide(cluster(pods, 1), [make_pod("vip", milli=700, prio=100)])
+    d = make_scheduler().decide(cluster(pods, 1), [make_pod("vip", milli=700, prio=100)])
     assert d.preemptions[0].victims == ("s7",)  # one share is enough; ties go by uid

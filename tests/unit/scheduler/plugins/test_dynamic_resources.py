@@ -8,11 +8,14 @@ from dataclasses import replace
 
 import gpuplane.scheduler.plugins.dynamic_resources as dynamic_resources
 from gpuplane.scheduler.framework.config import ProfileConfig
+from gpuplane.scheduler.framework.cycle import Framework
+from gpuplane.scheduler.framework.decision import SchedulingDecision
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.status import Code
 from gpuplane.scheduler.framework.types import PodInfo
+from gpuplane.scheduler.framework.writes import WriteSink
 from gpuplane.slicing.dra.allocation import AllocationResult, DeviceAllocationResult
 from gpuplane.slicing.dra.allocation import DeviceRequestAllocationResult as Result
 from gpuplane.slicing.dra.claims import (
@@ -28,7 +31,7 @@ from gpuplane.slicing.dra.nvidia import NVLINK_DOMAIN_ATTRIBUTE
 from gpuplane.slicing.dra.pod_claims import PodClaims, PodResourceClaim, claim_from_template
 from gpuplane.slicing.dra.snapshot import PendingAllocation, make_dra_snapshot
 from gpuplane.topology.presets import load_preset
-from tests.unit.scheduler.factories import make_cluster, make_pod
+from tests.unit.scheduler.factories import make_cluster, make_pod, make_scheduler
 from tests.unit.slicing.test_dra_support import claim, dclass, dev, first, match, req, rslice, sub
 
 SEED = load_preset("seed-8gpu")
@@ -49,13 +52,26 @@ PROFILE = ProfileConfig.model_validate(
 
 
 def scheduler() -> Scheduler:
-    return Scheduler([PROFILE])
+    return make_scheduler([PROFILE])
 
 
 def plugin(s: Scheduler) -> dynamic_resources.DynamicResources:
     found = s.frameworks["default-scheduler"].plugins[dynamic_resources.NAME]
     assert isinstance(found, dynamic_resources.DynamicResources)
     return found
+
+
+def written(decision: SchedulingDecision) -> dict[str, ResourceClaim]:
+    """The claim statuses the decision carries, by key."""
+    return {c.key: c for c in decision.writes.claim_statuses}
+
+
+def started(snap: ClusterSnapshot) -> tuple[Framework, dynamic_resources.DynamicResources]:
+    """The default profile's framework with a decision over ``snap`` started, and its plugin."""
+    s = scheduler()
+    fw = s.frameworks["default-scheduler"]
+    fw.start_decision(WriteSink(snap.dra))
+    return fw, plugin(s)
 
 
 def cluster(
@@ -97,18 +113,18 @@ def test_nvlinked_pairs_fill_the_islands_and_later_pods_see_earlier_ones() -> No
     assert [b.pod_uid for b in decision.bindings] == ["p0", "p1", "p2", "p3"]
     (failed,) = decision.unschedulable
     assert failed.message.startswith("0/1 nodes are available: 1 cannot allocate all claims.")
-    written = plugin(s).last_decision().claims
-    assert len(written) == 4
+    claims = written(decision)
+    assert len(claims) == 4
     devices: list[str] = []
     for pod, c, _ in made[:4]:
-        allocation = written[c.key].status.allocation
-        assert allocation is not None and written[c.key].is_reserved_for(pod.uid)
+        allocation = claims[c.key].status.allocation
+        assert allocation is not None and claims[c.key].is_reserved_for(pod.uid)
         pair = [r.device for r in allocation.devices.results]
         islands = {int(d.removeprefix("gpu-")) // 4 for d in pair}
         assert len(pair) == 2 and len(islands) == 1
         devices += pair
     assert sorted(devices) == [f"gpu-{i}" for i in range(8)]
-    assert plugin(s).last_decision().pending == {}
+    assert decision.writes.pending_allocations == {}
 
 
 def test_an_allocated_claim_pins_the_pod_to_its_node() -> None:
@@ -135,7 +151,7 @@ def test_two_pods_sharing_an_unallocated_claim_land_together() -> None:
     decision = s.decide(cluster(2, [shared], {"a": named("shared"), "b": named("shared")}), pods)
     nodes = {b.node for b in decision.bindings}
     assert len(decision.bindings) == 2 and len(nodes) == 1
-    final = plugin(s).last_decision().claims["ns/shared"]
+    final = written(decision)["ns/shared"]
     assert [r.uid for r in final.status.reserved_for] == ["a", "b"]
 
 
@@ -205,10 +221,10 @@ def test_score_prefers_the_node_with_the_first_choice() -> None:
     snap = cluster(2, [c], {"p": named("c")}, slices=[*small, *large])
     assert snap.dra is not None
     snap = replace(snap, dra=replace(snap.dra, classes={"any": dclass("any")}))
-    s = scheduler()
-    (binding,) = s.decide(snap, [make_pod("p")]).bindings
+    decision = scheduler().decide(snap, [make_pod("p")])
+    (binding,) = decision.bindings
     assert binding.node == "n1"
-    allocation = plugin(s).last_decision().claims["ns/c"].status.allocation
+    allocation = written(decision)["ns/c"].status.allocation
     assert allocation is not None and allocation.devices.results[0].request == "g/big"
 
 
@@ -221,17 +237,17 @@ def test_pods_without_claims_are_untouched() -> None:
 def test_reserve_and_unreserve_track_in_flight_allocations() -> None:
     shared = claim("c", req("gpus", 8, cls="gpu.nvidia.com"), namespace="ns")
     snap = cluster(1, [shared], {"a": named("c"), "b": named("c")})
-    p = plugin(scheduler())
+    fw, p = started(snap)
     st, cs = ClusterState(snap), CycleState()
     a, b = make_pod("a"), make_pod("b")
     assert p.pre_filter(cs, a, st).ok and p.filter_node(cs, a, st, 0).ok
     assert p.reserve(cs, a, st, 0).ok
-    assert list(p.last_decision().pending) == ["ns/c"]
+    assert list(fw.writes.pending) == ["ns/c"]
     # While a's allocation is in flight, b (sharing the claim) must wait.
     status = p.pre_filter(CycleState(), b, st)
     assert status.message == "resource claim ns/c is in the process of being allocated"
-    p.unreserve(cs, a, st, 0)
-    assert p.last_decision().pending == {}
+    fw.run_unreserve(cs, a, st, 0)
+    assert fw.writes.pending == {}
     assert p.pre_filter(CycleState(), b, st).ok
 
 
@@ -244,13 +260,11 @@ def test_a_pod_that_waited_binds_its_pending_allocation() -> None:
     snap = cluster(
         1, [made], {"p1": entry}, pending={made.key: PendingAllocation("p1", allocation)}
     )
-    p = plugin(scheduler())
-    st = ClusterState(snap)
-    assert p.pre_filter(CycleState(), make_pod("other"), st).ok  # starts the decision
+    fw, p = started(snap)
     assert p.pre_bind(CycleState(), make_pod("p1"), "n0").ok
-    written = p.last_decision().claims[made.key]
-    assert written.status.allocation == allocation and written.is_reserved_for("p1")
-    assert p.last_decision().pending == {}
+    claim_now = fw.writes.written[made.key]
+    assert claim_now.status.allocation == allocation and claim_now.is_reserved_for("p1")
+    assert fw.writes.pending == {}
 
 
 def test_pods_with_equal_requests_but_different_claims_are_judged_separately() -> None:

@@ -9,8 +9,7 @@ import pytest
 
 from gpuplane.core.errors import InputError
 from gpuplane.scheduler.framework.config import ProfileConfig
-from gpuplane.scheduler.framework.scheduler import Scheduler
-from tests.unit.scheduler.factories import make_cluster, make_pod
+from tests.unit.scheduler.factories import make_cluster, make_pod, make_scheduler
 
 
 def profile(policy: str = "fgd", typical: list[dict[str, Any]] | None = None) -> ProfileConfig:
@@ -36,7 +35,7 @@ def test_one_gpu_pod_takes_the_stranded_gpu(policy: str) -> None:
     # Node 0 has one free GPU (useless to the 2/4/8-GPU typical pods); node 1 is empty.
     matrix = np.array([[0] * 7 + [1000], [1000] * 8])
     snap = make_cluster(gpus=(1, 8), matrix=matrix)
-    decision = Scheduler([profile(policy)]).decide(snap, [make_pod("p", 1)])
+    decision = make_scheduler([profile(policy)]).decide(snap, [make_pod("p", 1)])
     assert [b.node for b in decision.bindings] == [snap.node_names[0]]
 
 
@@ -47,14 +46,14 @@ def test_share_pod_fills_a_partly_used_gpu() -> None:
         {"cpuMilli": 4000, "gpuMilli": 200, "numGpu": 1, "weight": 0.5},
         {"cpuMilli": 8000, "gpuMilli": 1000, "numGpu": 1, "weight": 0.5},
     ]
-    decision = Scheduler([profile("fgd", typical)]).decide(snap, [make_pod("s", milli=200)])
+    decision = make_scheduler([profile("fgd", typical)]).decide(snap, [make_pod("s", milli=200)])
     binding = decision.bindings[0]
     assert binding.node == snap.node_names[0] and binding.gpu_share is not None
 
 
 def test_bad_args_are_rejected() -> None:
     with pytest.raises((InputError, ValueError)):
-        Scheduler([profile("best", None)])
+        make_scheduler([profile("best", None)])
 
 
 def test_cached_scores_equal_fresh_scores() -> None:

@@ -34,7 +34,7 @@ from gpuplane.scheduler.plugins.numa_zones import (
 )
 from gpuplane.topology.nrt import node_resource_topology
 from gpuplane.topology.presets import load_preset
-from tests.unit.scheduler.factories import GIB, make_cluster, make_pod
+from tests.unit.scheduler.factories import GIB, make_cluster, make_pod, make_scheduler
 from tests.unit.scheduler.plugins.helpers import plugin as _plugin
 from tests.unit.scheduler.plugins.helpers import state
 
@@ -78,7 +78,7 @@ def profile(**extra: Any) -> Scheduler:
         },
         **extra,
     }
-    return Scheduler([ProfileConfig.model_validate(cfg)])
+    return make_scheduler([ProfileConfig.model_validate(cfg)])
 
 
 def test_filter_keeps_a_4_gpu_pod_off_a_node_whose_free_gpus_straddle_numa() -> None:
