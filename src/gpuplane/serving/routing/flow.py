@@ -6,7 +6,6 @@ by :class:`~gpuplane.serving.routing.simulation.ServingSimulation`.
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable
@@ -128,8 +127,7 @@ class RequestFlow(ABC):
     def _try_split(self, tr: _Tracked, dest: EngineSlot) -> bool:
         req = tr.req
         prefill, _ = self._candidates(("prefill",), req)
-        cached = dest.engine.kv.match_blocks(req.content(), req.prompt_tokens)
-        cached *= dest.engine.block_size
+        cached = dest.engine.cached_prefix_tokens(req.content(), req.prompt_tokens)
         if not prefill or not should_disaggregate(req.prompt_tokens, cached, self.settings.pd):
             return False
         pre = prefill_request(req)
@@ -170,9 +168,8 @@ class RequestFlow(ABC):
             ):
                 v = _fresh_view(s, now)
             if look or precise:
-                eid, bs = v[0], v[6]
-                matched = index.matched_blocks(eid, chain) if look and index is not None else 0
-                cached = e.kv.match_blocks(content, prompt) * bs if precise else 0
+                matched = index.matched_blocks(v[0], chain) if look and index is not None else 0
+                cached = e.cached_prefix_tokens(content, prompt) if precise else 0
                 v = tuple.__new__(EngineView, (*v[:7], matched, cached))
             views.append(v)
         snap = RoutingSnapshot(
@@ -295,29 +292,10 @@ def _fresh_view(slot: EngineSlot, now: float) -> EngineView:
     """Read the slot's engine as a router sees it at ``now`` (request-independent fields) and
     remember it, with the engine's ``state_version`` and the time until which it stays valid."""
     e = slot.engine
-    fl = e._inflight
-    if fl is not None and fl.allocated < len(fl.ends) and fl.ends[fl.allocated - 1] < now:
-        e.observe(now)  # a decode step started since: it took its blocks
-    kv = e.kv
-    used = kv.num_blocks - kv.num_free
+    waiting, running, used, total, bs, due = e.view(now)
     view = tuple.__new__(  # EngineView(...) without the named tuple's Python-level __new__
         EngineView,
-        (
-            e.engine_id,
-            len(e.waiting),
-            len(e.running),
-            used / kv.num_blocks,
-            slot.outstanding,
-            used,
-            e.block_size,
-            0,
-            0,
-        ),
+        (e.engine_id, waiting, running, used / total, slot.outstanding, used, bs, 0, 0),
     )
-    slot.view, slot.view_version = view, e.state_version
-    # Until the next decode step of the run starts, ``observe`` would change nothing.
-    fl = e._inflight
-    slot.view_due = (
-        fl.ends[fl.allocated - 1] if fl is not None and fl.allocated < len(fl.ends) else math.inf
-    )
+    slot.view, slot.view_version, slot.view_due = view, e.state_version, due
     return view
