@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import pytest
 
 from gpuplane.serving.engine.engine import Engine
-from gpuplane.serving.engine.request import FinishReason, Request, RequestId, Segment
 from gpuplane.serving.engine.sglang_scheduler import SglangScheduler
+from gpuplane.serving.request import FinishReason, Request, RequestId, Segment
 from tests.unit.serving.test_engine_fakes import LINEAR, drive, make_config, make_request, workload
 
 

@@ -13,8 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplane.serving.engine.engine import Engine
-from gpuplane.serving.engine.request import Request, RequestId, Segment
-from gpuplane.serving.routing import flow
+from gpuplane.serving.request import Request, RequestId, Segment
+from gpuplane.serving.routing.engine_slot import EngineSlot
+from gpuplane.serving.routing.prefix_index import ChainEntry
+from gpuplane.serving.routing.request_path import RequestPath
 from gpuplane.serving.routing.router import (
     EngineView,
     Router,
@@ -129,14 +131,16 @@ class Recording:
 def run(router: Router, fresh: bool, monkeypatch: pytest.MonkeyPatch) -> list[RoutingSnapshot]:
     """A small run; ``fresh``: every snapshot reads every engine anew (no cached views)."""
     if fresh:
-        original = flow.RequestFlow._snapshot
+        original = RequestPath._snapshot
 
-        def uncached(self: flow.RequestFlow, req: Request, slots: list, needs: frozenset[str]):  # type: ignore[no-untyped-def, type-arg]
+        def uncached(
+            self: RequestPath, req: Request, slots: list[EngineSlot], needs: frozenset[str]
+        ) -> tuple[RoutingSnapshot, list[ChainEntry]]:
             for slot in slots:
                 slot.view = None
             return original(self, req, slots, needs)
 
-        monkeypatch.setattr(flow.RequestFlow, "_snapshot", uncached)
+        monkeypatch.setattr(RequestPath, "_snapshot", uncached)
     recording = Recording(router)
     sim = ServingSimulation(recording, SimulationSettings(seed=4, scrape_interval_s=0.7))
     for i in range(4):

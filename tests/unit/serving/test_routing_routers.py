@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplane.serving.engine.request import Request, RequestId, Segment
+from gpuplane.serving.request import Request, RequestId, Segment
 from gpuplane.serving.routing.basic import LeastOutstandingRouter, RoundRobinRouter
 from gpuplane.serving.routing.prefix_index import PrefixIndex
 from gpuplane.serving.routing.router import (

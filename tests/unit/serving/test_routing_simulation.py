@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplane.serving.engine.engine import Engine
-from gpuplane.serving.engine.request import Request, RequestId
+from gpuplane.serving.request import Request, RequestId
 from gpuplane.serving.routing.basic import LeastOutstandingRouter, RoundRobinRouter
 from gpuplane.serving.routing.outcome import SimulationResult, Status
 from gpuplane.serving.routing.scorers import WeightedScorerRouter

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 from gpuplane.serving.engine.live import LiveRequest, RequestRecord
 from gpuplane.serving.engine.plan import InFlight, Plan
-from gpuplane.serving.engine.request import RequestState
 from gpuplane.serving.engine.scheduler import StepOutput
+from gpuplane.serving.request import RequestState
 
 if TYPE_CHECKING:
     from gpuplane.serving.engine.engine import Engine

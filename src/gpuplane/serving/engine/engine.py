@@ -4,10 +4,14 @@ The engine runs steps back to back while it has work; each step's duration comes
 step-time model. A request added at time ``t`` waits for the next scheduling point (the end of
 the step in progress, or ``t`` if idle), as in vLLM's engine-core busy loop.
 
-Driving it (``ServingSimulation`` does this): ``advance(t)`` moves the engine to time ``t`` and
-returns the requests that ended on the way; ``add_request(req, t)`` after ``advance(t)``;
-``next_event_time()`` says when it next needs attention. Requests added at ``t`` are seen by a
-step that starts at ``t``, so a driver should add all requests of an instant before asking.
+Driving it (``ServingSimulation`` does this at its event times, ``wall_clock.ClockDriver`` at
+what a clock reads): ``advance(t)`` moves the engine to time ``t`` and returns the requests that
+ended on the way; ``add_request(req, t)`` after ``advance(t)``; ``next_event_time()`` says when
+it next needs attention. Requests added at ``t`` are seen by a step that starts at ``t``, so a
+driver should add all requests of an instant before asking. The engine reads no clock.
+
+What each step computes is its :class:`~gpuplane.serving.engine.scheduler.Scheduler`'s choice
+(one class per engine kind); the engine owns time, the KV pool, the step timer and the metrics.
 
 Fast mode (default) does not step token by token when nothing changes: decoding requests are
 advanced as a group (:mod:`decode_set`) and a run of identical decode steps is priced at once,
@@ -31,7 +35,6 @@ from gpuplane.serving.engine.kv_cache import KVCache
 from gpuplane.serving.engine.kv_reference import ReferenceKVCache
 from gpuplane.serving.engine.live import LiveRequest, RequestRecord
 from gpuplane.serving.engine.plan import InFlight, Plan
-from gpuplane.serving.engine.request import FinishReason, Request, RequestState, Segment
 from gpuplane.serving.engine.scheduler import Scheduler, SchedulerParts
 from gpuplane.serving.engine.settings import SGLANG_CLIP_MAX_NEW_TOKENS, EngineConfig
 from gpuplane.serving.engine.sglang_scheduler import SglangScheduler
@@ -39,6 +42,7 @@ from gpuplane.serving.engine.stats import EngineStats
 from gpuplane.serving.engine.step_timer import decode_run_durations, run_timer
 from gpuplane.serving.engine.view import EngineLoad
 from gpuplane.serving.engine.vllm_scheduler import VllmScheduler
+from gpuplane.serving.request import FinishReason, Request, RequestState, Segment
 
 # The scheduler of each engine kind (EngineConfig.kind).
 SCHEDULERS: dict[str, type[VllmScheduler] | type[SglangScheduler]] = {

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, NamedTuple, Protocol
 
-from gpuplane.serving.engine.request import RequestState
+from gpuplane.serving.request import RequestState
 
 if TYPE_CHECKING:
     from gpuplane.serving.engine.decode_set import DecodeSet

@@ -31,7 +31,6 @@ from collections import deque
 from typing import TYPE_CHECKING, ClassVar
 
 from gpuplane.serving.engine.plan import Plan
-from gpuplane.serving.engine.request import RequestState
 from gpuplane.serving.engine.scheduler import (
     SchedulerParts,
     StepOutput,
@@ -39,6 +38,7 @@ from gpuplane.serving.engine.scheduler import (
     new_blocks,
     start_running,
 )
+from gpuplane.serving.request import RequestState
 
 if TYPE_CHECKING:
     from gpuplane.serving.engine.live import LiveRequest

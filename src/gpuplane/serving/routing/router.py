@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, Protocol
 
-from gpuplane.serving.engine.request import Request
+from gpuplane.serving.request import Request
 
 Role = Literal["both", "prefill", "decode"]
 
