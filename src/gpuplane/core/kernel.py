@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
+from heapq import heappush as _heappush
 from typing import Any, TypeVar
 
 from gpuplane.core.errors import GpuplaneError
@@ -75,8 +76,8 @@ class EventLoop:
         Unlike ``schedule`` this does not check ``t_s`` against now: hot-path callers post
         times they derived from now (the serving simulation checks its inputs where they enter).
         """
-        self._seq += 1
-        heapq.heappush(self._heap, (t_s, priority, self._seq, handler, arg))
+        seq = self._seq = self._seq + 1
+        _heappush(self._heap, (t_s, priority, seq, handler, arg))
 
     def peek_key(self) -> tuple[float, int] | None:
         """(time, priority) of the next event, if any."""
@@ -153,10 +154,11 @@ class EventLoop:
         """
         heap = self._heap
         pop = heapq.heappop
+        handle_cls = EventHandle
         ran = 0
         while heap and heap[0][0] <= until_s:
             t_s, _prio, _seq, fn, arg = pop(heap)
-            if arg.__class__ is EventHandle:
+            if arg.__class__ is handle_cls:
                 if arg.cancelled:
                     continue
                 self.now_s = t_s

@@ -38,9 +38,9 @@ def commit(eng: Engine, fl: InFlight, upto: int) -> list[RequestRecord]:
     fl.done = b
     eng.num_steps += b - a
     first_prompts, generated = complete_items(eng, plan, t, out) if plan.items else (0, 0)
-    eng.scheduler.update_from_output(
-        plan, StepOutput(b - a, a == 0, n, first_prompts, generated, start, t)
-    )
+    # tuple.__new__: StepOutput(...) without the named tuple's Python-level __new__.
+    step_out = tuple.__new__(StepOutput, (b - a, a == 0, n, first_prompts, generated, start, t))
+    eng.scheduler.update_from_output(plan, step_out)
     return out
 
 

@@ -153,8 +153,13 @@ class Engine:
             self._start(at)
         self.now_s = t
         fl = self._inflight
-        if fl is not None and fl.allocated < len(fl.ends) and fl.ends[fl.allocated - 1] < t:
-            self.observe(t)  # (the same test observe starts with, without the call)
+        if (
+            fl is not None
+            and fl.allocated < len(fl.ends)
+            and fl.ends[fl.allocated - 1] < t
+            and fl.plan.uniform
+        ):
+            self._take_started(fl, t)  # ``observe(t)``, its tests done here
         return out
 
     def observe(self, t: float) -> None:
@@ -164,9 +169,13 @@ class Engine:
         fl = self._inflight
         if fl is None or fl.allocated >= len(fl.ends) or not fl.plan.uniform:
             return
-        ends = fl.ends
-        if ends[fl.allocated - 1] >= t:
+        if fl.ends[fl.allocated - 1] >= t:
             return  # the next step to allocate has not started (``started`` below)
+        self._take_started(fl, t)
+
+    def _take_started(self, fl: InFlight, t: float) -> None:
+        """``observe`` once its tests passed: the decode steps started before ``t`` take blocks."""
+        ends = fl.ends
         started = min(len(ends), bisect_left(ends, t) + 1)
         if started > fl.allocated:
             need = self.decoders.blocks_for_steps(started - fl.allocated, fl.allocated - fl.done)
@@ -233,23 +242,22 @@ class Engine:
         (``observe``); ``valid_until_s``: until the next one starts, the load stays the same
         while ``state_version`` does.
         """
+        due = math.inf
         fl = self._inflight
-        if fl is not None and fl.allocated < len(fl.ends) and fl.ends[fl.allocated - 1] < now:
-            self.observe(now)
-        kv = self.kv
-        sched = self.scheduler
-        fl = self._inflight
-        due = (
-            fl.ends[fl.allocated - 1]
-            if fl is not None and fl.allocated < len(fl.ends)
-            else math.inf
-        )
+        if fl is not None:
+            ends = fl.ends
+            if fl.allocated < len(ends):
+                if ends[fl.allocated - 1] < now and fl.plan.uniform:
+                    self._take_started(fl, now)  # ``observe(now)``, its tests done here
+                if fl.allocated < len(ends):
+                    due = ends[fl.allocated - 1]
+        kv, sched = self.kv, self.scheduler
         # tuple.__new__: without the named tuple's Python-level __new__ (made for every route).
         return tuple.__new__(
             EngineLoad,
             (
-                sched.num_waiting(),
-                sched.num_running(),
+                len(sched.waiting),
+                len(sched.running),
                 kv.num_blocks - kv.num_free,
                 kv.num_blocks,
                 self.block_size,

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, ClassVar, NamedTuple, Protocol
 from gpuplane.serving.request import RequestState
 
 if TYPE_CHECKING:
+    from collections import deque
+
     from gpuplane.serving.engine.decode_set import DecodeSet
     from gpuplane.serving.engine.kv_cache import KVCache
     from gpuplane.serving.engine.kv_reference import ReferenceKVCache
@@ -74,6 +76,10 @@ class Scheduler(Protocol):
     # SGLang's radix cache takes a prefill chunk's tokens when the chunk completes (vLLM's
     # prefix cache takes them when they are scheduled).
     caches_computed_prefill: ClassVar[bool]
+    # The queues, which the engine only reads (their lengths are the gauges a router reads at
+    # every route, so read without a call): requests not admitted, and the running batch.
+    waiting: deque[LiveRequest]
+    running: list[LiveRequest]
 
     def add_request(self, r: LiveRequest) -> None:
         """Queue a request that arrived at the engine."""

@@ -28,15 +28,3 @@ class EngineSlot:
     @property
     def routable(self) -> bool:
         return self.ready and self.accepting
-
-    def fresh_view(self, now: float) -> EngineView:
-        """Read the engine as a router sees it at ``now`` (request-independent fields) and
-        remember it, with the engine's ``state_version`` and the time until which it holds."""
-        e = self.engine
-        waiting, running, used, total, bs, due = e.view(now)
-        view = tuple.__new__(  # EngineView(...) without the named tuple's Python-level __new__
-            EngineView,
-            (e.engine_id, waiting, running, used / total, self.outstanding, used, bs, 0, 0),
-        )
-        self.view, self.view_version, self.view_due = view, e.state_version, due
-        return view

@@ -193,7 +193,14 @@ class RequestPath:
                 or s.view_due < now
                 or v[4] != s.outstanding
             ):
-                v = s.fresh_view(now)
+                # Read anew (request-independent fields) and remember it with the engine's
+                # state_version and the time until which it holds.
+                waiting, running, used, total, bs, due = e.view(now)
+                v = tuple.__new__(  # EngineView(...) without the named tuple's Python __new__
+                    EngineView,
+                    (e.engine_id, waiting, running, used / total, s.outstanding, used, bs, 0, 0),
+                )
+                s.view, s.view_version, s.view_due = v, e.state_version, due
             if look or precise:
                 matched = index.matched_blocks(v[0], chain) if look and index is not None else 0
                 cached = e.cached_prefix_tokens(content, prompt) if precise else 0

@@ -220,22 +220,20 @@ class ServingSimulation:
                 path.route(path.queue.popleft())
 
     def _settle(self) -> None:
-        """Engines whose queue changed at this instant plan their next step (in id order)."""
+        """Engines whose queue changed at this instant plan their next step (in id order) and
+        are woken when it ends (an event only when that time moved)."""
         dirty = self.path.dirty
         if dirty:
             slots = self.path.slots
             for eid in sorted(dirty) if len(dirty) > 1 else dirty:
                 slot = slots.get(eid)
                 if slot is not None:
-                    self._wake(slot)
+                    t = slot.engine.next_event_time()
+                    if t != slot.wake_s:
+                        slot.wake_s = t
+                        if t != math.inf:
+                            self.loop.post(t, ENGINE, self._engine_step, eid)
             dirty.clear()
-
-    def _wake(self, slot: EngineSlot) -> None:
-        t = slot.engine.next_event_time()
-        if t != slot.wake_s:
-            slot.wake_s = t
-            if math.isfinite(t):
-                self.loop.post(t, ENGINE, self._engine_step, slot.engine.engine_id)
 
     def _scrape(self, _: None) -> None:
         assert self.store is not None and self.settings.scrape_interval_s
