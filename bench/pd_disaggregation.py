@@ -33,7 +33,6 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -50,8 +49,8 @@ from gpuplane.serving.routing.outcome import (
     Status,
     weighted_percentile,
 )
+from gpuplane.serving.routing.registry import make_router
 from gpuplane.serving.routing.router import Role, Router
-from gpuplane.serving.routing.scorers import WeightedScorerRouter
 from gpuplane.serving.routing.simulation import ServingSimulation, SimulationSettings
 from gpuplane.serving.steptime import Interconnect, KvLink, RooflineStepTime, kv_transfer_s
 from gpuplane.serving.traffic.azure import load_azure_trace
@@ -184,8 +183,7 @@ def make_deployment() -> Deployment:
 
 def llm_d_router() -> Router:
     """llm-d's default scheduling profile (queue 2, KV utilization 2, prefix 3)."""
-    # cast: Router declares plain attributes that the frozen dataclass exposes read-only.
-    return cast(Router, WeightedScorerRouter())
+    return make_router("llm-d")
 
 
 # -- one rate ------------------------------------------------------------------------------------

@@ -24,7 +24,6 @@ import math
 import resource
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,10 +34,8 @@ from gpuplane.serving.batch import BatchShape, StepTime, StepTimeModel
 from gpuplane.serving.engine.engine import Engine
 from gpuplane.serving.engine.settings import EngineConfig
 from gpuplane.serving.engine.step_timer import LinearStepModel
-from gpuplane.serving.routing.basic import LeastOutstandingRouter, RoundRobinRouter
 from gpuplane.serving.routing.outcome import SimulationResult
-from gpuplane.serving.routing.router import Router
-from gpuplane.serving.routing.scorers import WeightedScorerRouter
+from gpuplane.serving.routing.registry import ROUTER_NAMES, make_router
 from gpuplane.serving.routing.simulation import ServingSimulation, SimulationSettings
 from gpuplane.serving.traffic.azure import load_azure_trace
 from gpuplane.serving.traffic.trace import Trace
@@ -119,15 +116,6 @@ def deployment() -> Deployment:
     return Deployment(label, RooflineStepTime(shape, gpu, 1), cfg)
 
 
-def make_router(name: str) -> Router:
-    routers: dict[str, Callable[[], Router]] = {
-        "llm-d": WeightedScorerRouter,
-        "least-outstanding": LeastOutstandingRouter,
-        "round-robin": RoundRobinRouter,
-    }
-    return routers[name]()
-
-
 @dataclass
 class RunStats:
     wall_s: float
@@ -192,9 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hours", type=float, default=1.0)
     parser.add_argument("--rate", type=float, default=20.0, help="rate multiplier")
     parser.add_argument("--engines", type=int, default=16)
-    parser.add_argument(
-        "--router", default="llm-d", choices=["llm-d", "least-outstanding", "round-robin"]
-    )
+    parser.add_argument("--router", default="llm-d", choices=ROUTER_NAMES)
     parser.add_argument("--baseline-s", type=float, default=30.0, help="slice for the baseline")
     args = parser.parse_args(argv)
 

@@ -8,9 +8,12 @@ event's label and time attached (DESIGN.md: a failed event aborts the run unless
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
+from heapq import heappush as _heappush
+from typing import Any, TypeVar
 
 from gpuplane.core.errors import GpuplaneError
 
@@ -42,7 +45,10 @@ class EventHandle:
         self.cancelled = True
 
 
-_Entry = tuple[float, int, int, Callable[[], None], EventHandle]
+# (time, priority, seq, callback, handle or argument): a scheduled event's callback takes no
+# argument and the entry ends with its handle; a posted event's handler takes the argument.
+_Entry = tuple[float, int, int, Callable[..., None], Any]
+A = TypeVar("A")
 
 
 class EventLoop:
@@ -63,6 +69,19 @@ class EventLoop:
         self._seq += 1
         heapq.heappush(self._heap, (t_s, priority, self._seq, fn, handle))
         return handle
+
+    def post(self, t_s: float, priority: int, handler: Callable[[A], None], arg: A) -> None:
+        """Run ``handler(arg)`` at ``t_s`` (a cheap event: it cannot be cancelled).
+
+        Unlike ``schedule`` this does not check ``t_s`` against now: hot-path callers post
+        times they derived from now (the serving simulation checks its inputs where they enter).
+        """
+        seq = self._seq = self._seq + 1
+        _heappush(self._heap, (t_s, priority, seq, handler, arg))
+
+    def peek_key(self) -> tuple[float, int] | None:
+        """(time, priority) of the next event, if any."""
+        return self._heap[0][:2] if self._heap else None
 
     def after(
         self, delay_s: float, fn: Callable[[], None], *, priority: int, label: str
@@ -85,6 +104,11 @@ class EventLoop:
         ran = 0
         while heap and heap[0][0] <= until_s:
             t_s, _prio, _seq, fn, handle = heapq.heappop(heap)
+            if handle.__class__ is not EventHandle:
+                self.now_s = t_s
+                self._run_posted(t_s, fn, handle)
+                ran += 1
+                continue
             if handle.cancelled:
                 continue
             self.now_s = t_s
@@ -100,5 +124,54 @@ class EventLoop:
             if on_event is not None:
                 on_event(handle)
         self.now_s = max(self.now_s, until_s)
+        self.num_processed += ran
+        return ran
+
+    @staticmethod
+    def _run_posted(t_s: float, handler: Callable[[Any], None], arg: object) -> None:
+        try:
+            handler(arg)
+        except GpuplaneError:
+            raise
+        except Exception as exc:
+            name = getattr(handler, "__qualname__", repr(handler))
+            raise TwinError(
+                f"event {name} at t={t_s:.3f}s failed: {type(exc).__name__}: {exc}"
+            ) from exc
+
+    def run_handlers(
+        self,
+        until_s: float,
+        settle: Callable[[], None] | None = None,
+        settle_priority: int = 0,
+    ) -> int:
+        """Run every event with time <= ``until_s`` (errors pass through); how many ran.
+
+        ``settle()`` runs after an event unless the next one is at the same time with a
+        priority below ``settle_priority``: once the world of an instant has changed, before
+        the events that react to it. Time ends at ``until_s`` when that is finite, else at the
+        last event.
+        """
+        heap = self._heap
+        pop = heapq.heappop
+        handle_cls = EventHandle
+        ran = 0
+        while heap and heap[0][0] <= until_s:
+            t_s, _prio, _seq, fn, arg = pop(heap)
+            if arg.__class__ is handle_cls:
+                if arg.cancelled:
+                    continue
+                self.now_s = t_s
+                fn()
+            else:
+                self.now_s = t_s
+                fn(arg)
+            ran += 1
+            if settle is not None and (
+                not heap or heap[0][0] > t_s or heap[0][1] >= settle_priority
+            ):
+                settle()
+        if math.isfinite(until_s):
+            self.now_s = max(self.now_s, until_s)
         self.num_processed += ran
         return ran

@@ -13,9 +13,9 @@ import numpy as np
 from gpuplane.serving.batch import BatchShape, StepTime
 from gpuplane.serving.engine.engine import Engine
 from gpuplane.serving.engine.live import RequestRecord
-from gpuplane.serving.engine.request import Request, RequestId, Segment
 from gpuplane.serving.engine.settings import EngineConfig
 from gpuplane.serving.engine.step_timer import LinearStepModel
+from gpuplane.serving.request import Request, RequestId, Segment
 
 
 @dataclass(frozen=True)

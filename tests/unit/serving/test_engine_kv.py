@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from gpuplane.serving.engine.kv_cache import KVCache, KVHolding
 from gpuplane.serving.engine.kv_reference import ReferenceKVCache
-from gpuplane.serving.engine.request import Segment
+from gpuplane.serving.request import Segment
 
 VOCAB = [Segment("sys", 40), Segment("doc", 37), Segment("q1", 20), Segment("q2", 9)]
 

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplane.serving.engine.kv_cache import CacheNode, KVCache, KVHolding
-from gpuplane.serving.engine.request import Segment
 from gpuplane.serving.engine.stats import EngineStats, ItlSamples
 from gpuplane.serving.metrics.histogram import SMALL_BATCH, Histogram
+from gpuplane.serving.request import Segment
 
 BOUNDS = (0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 1.0)
 

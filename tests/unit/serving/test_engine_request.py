@@ -8,7 +8,8 @@ import pytest
 
 from gpuplane.core.errors import InputError
 from gpuplane.core.validation import validate_model
-from gpuplane.serving.engine.request import (
+from gpuplane.serving.engine.settings import GIB, EngineConfig, vllm_default_limits
+from gpuplane.serving.request import (
     VALID_TRANSITIONS,
     IllegalTransition,
     Request,
@@ -17,7 +18,6 @@ from gpuplane.serving.engine.request import (
     Segment,
     check_transition,
 )
-from gpuplane.serving.engine.settings import GIB, EngineConfig, vllm_default_limits
 
 
 def test_every_state_has_an_entry_and_terminal_states_are_final() -> None:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import pytest
 
 from gpuplane.serving.engine.engine import Engine
-from gpuplane.serving.engine.request import FinishReason, Request, RequestId, Segment
+from gpuplane.serving.engine.sglang_scheduler import SglangScheduler
+from gpuplane.serving.request import FinishReason, Request, RequestId, Segment
 from tests.unit.serving.test_engine_fakes import LINEAR, drive, make_config, make_request, workload
 
 
@@ -126,6 +127,8 @@ def test_sglang_retracts_fewest_outputs_first_and_raises_the_ratio() -> None:
         "sglang", num_gpu_blocks=500, block_size=4, max_model_len=1000, max_num_seqs=16
     )
     engine = Engine(cfg, LINEAR, fast=False)
+    sched = engine.scheduler
+    assert isinstance(sched, SglangScheduler)
     longs = [_req(i, 0.0, 20, 450) for i in range(4)]
     burst = [_req(i, 2.0, 20, 250) for i in range(4, 8)]
     ratios: list[float] = []
@@ -133,7 +136,7 @@ def test_sglang_retracts_fewest_outputs_first_and_raises_the_ratio() -> None:
 
     def start(at: float) -> None:
         original(at)
-        ratios.append(engine.new_token_ratio)
+        ratios.append(sched.new_token_ratio)
 
     # An instance attribute shadows the method, so the engine's own calls go through the wrapper.
     vars(engine)["_start"] = start

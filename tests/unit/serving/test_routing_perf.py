@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplane.serving.engine.engine import Engine
-from gpuplane.serving.engine.request import Request, RequestId, Segment
-from gpuplane.serving.routing import flow
+from gpuplane.serving.request import Request, RequestId, Segment
+from gpuplane.serving.routing.engine_slot import EngineSlot
 from gpuplane.serving.routing.prefix_index import ChainEntry
+from gpuplane.serving.routing.request_path import RequestPath
 from gpuplane.serving.routing.router import (
     EngineView,
     Router,
@@ -29,10 +30,9 @@ from gpuplane.serving.routing.scorers import (
     prefix_scores,
     queue_scores,
 )
-from gpuplane.serving.routing.simulation import EngineSlot, ServingSimulation, SimulationSettings
+from gpuplane.serving.routing.simulation import ServingSimulation, SimulationSettings
 from gpuplane.serving.traffic.generators import LognormalLengths
 from gpuplane.serving.traffic.sessions import SessionSpec, generate_sessions
-from tests.unit.serving.routers import as_router
 from tests.unit.serving.test_engine_fakes import LINEAR, make_config, workload
 
 REQ = Request(RequestId("q"), 0.0, 320, 10, (Segment("sys", 160), Segment("u", 160)))
@@ -131,18 +131,18 @@ class Recording:
 def run(router: Router, fresh: bool, monkeypatch: pytest.MonkeyPatch) -> list[RoutingSnapshot]:
     """A small run; ``fresh``: every snapshot reads every engine anew (no cached views)."""
     if fresh:
-        original = flow.RequestFlow._snapshot
+        original = RequestPath._snapshot
 
         def uncached(
-            self: flow.RequestFlow, req: Request, slots: list[EngineSlot], needs: frozenset[str]
+            self: RequestPath, req: Request, slots: list[EngineSlot], needs: frozenset[str]
         ) -> tuple[RoutingSnapshot, list[ChainEntry]]:
             for slot in slots:
                 slot.view = None
             return original(self, req, slots, needs)
 
-        monkeypatch.setattr(flow.RequestFlow, "_snapshot", uncached)
+        monkeypatch.setattr(RequestPath, "_snapshot", uncached)
     recording = Recording(router)
-    sim = ServingSimulation(as_router(recording), SimulationSettings(seed=4, scrape_interval_s=0.7))
+    sim = ServingSimulation(recording, SimulationSettings(seed=4, scrape_interval_s=0.7))
     for i in range(4):
         sim.add_engine(Engine(make_config("vllm", num_gpu_blocks=70), LINEAR, f"e{i}"))
     spec = SessionSpec(rate_per_s=3.0, duration_s=8.0, think_mean_s=0.5, system_tokens=120)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gpuplane.serving.engine.request import Request, RequestId, Segment
+from gpuplane.serving.request import Request, RequestId, Segment
 from gpuplane.serving.routing.basic import LeastOutstandingRouter, RoundRobinRouter
 from gpuplane.serving.routing.prefix_index import PrefixIndex
 from gpuplane.serving.routing.router import (

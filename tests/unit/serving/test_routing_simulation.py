@@ -10,13 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplane.serving.engine.engine import Engine
-from gpuplane.serving.engine.request import Request, RequestId
+from gpuplane.serving.request import Request, RequestId
 from gpuplane.serving.routing.basic import LeastOutstandingRouter, RoundRobinRouter
 from gpuplane.serving.routing.outcome import RequestOutcome, SimulationResult, Status
 from gpuplane.serving.routing.scorers import WeightedScorerRouter
 from gpuplane.serving.routing.simulation import ServingSimulation, SimulationSettings
 from gpuplane.serving.traffic.sessions import SessionSpec, generate_sessions
-from tests.unit.serving.routers import as_router
 from tests.unit.serving.test_engine_fakes import LINEAR, make_config, workload
 
 
@@ -30,7 +29,7 @@ def finished(result: SimulationResult) -> dict[str, RequestOutcome]:
 
 
 def test_every_request_completes_and_is_counted_once() -> None:
-    sim = ServingSimulation(as_router(LeastOutstandingRouter()))
+    sim = ServingSimulation(LeastOutstandingRouter())
     for i in range(3):
         sim.add_engine(engine(i))
     sim.submit(workload(1, n=60))
@@ -45,7 +44,7 @@ def test_every_request_completes_and_is_counted_once() -> None:
 
 
 def test_rejections_carry_their_reason() -> None:
-    sim = ServingSimulation(as_router(RoundRobinRouter()))
+    sim = ServingSimulation(RoundRobinRouter())
     sim.add_engine(engine(0))
     too_long = Request(RequestId("big"), 0.0, 400, 5)
     sim.submit([too_long, Request(RequestId("ok"), 0.1, 20, 5)])
@@ -57,7 +56,7 @@ def test_rejections_carry_their_reason() -> None:
 
 def test_cold_start_queues_at_the_router_or_rejects() -> None:
     reqs = [Request(RequestId(f"r{i}"), 0.5 * i, 30, 5) for i in range(6)]
-    sim = ServingSimulation(as_router(RoundRobinRouter()), SimulationSettings(router_queue_limit=2))
+    sim = ServingSimulation(RoundRobinRouter(), SimulationSettings(router_queue_limit=2))
     sim.add_engine(engine(0), ready_at_s=2.2)
     sim.submit(reqs)
     out = finished(sim.run())
@@ -72,7 +71,7 @@ def test_cold_start_queues_at_the_router_or_rejects() -> None:
 
 def test_drain_finishes_in_flight_work_and_abort_reroutes_it() -> None:
     for drain in (True, False):
-        sim = ServingSimulation(as_router(RoundRobinRouter()))
+        sim = ServingSimulation(RoundRobinRouter())
         sim.add_engine(engine(0))
         sim.add_engine(engine(1))
         sim.submit(workload(2, n=40, rate=40.0))
@@ -89,7 +88,7 @@ def test_drain_finishes_in_flight_work_and_abort_reroutes_it() -> None:
 
 
 def test_abort_without_rerouting_counts_aborted() -> None:
-    sim = ServingSimulation(as_router(RoundRobinRouter()), SimulationSettings(max_reroutes=0))
+    sim = ServingSimulation(RoundRobinRouter(), SimulationSettings(max_reroutes=0))
     sim.add_engine(engine(0))
     sim.submit(workload(3, n=10, rate=100.0))
     sim.run_until(0.05)
@@ -103,9 +102,7 @@ def test_abort_without_rerouting_counts_aborted() -> None:
 
 def test_prefill_decode_disaggregation() -> None:
     transfer = 0.25
-    sim = ServingSimulation(
-        as_router(LeastOutstandingRouter()), kv_transfer_s=lambda tokens: transfer
-    )
+    sim = ServingSimulation(LeastOutstandingRouter(), kv_transfer_s=lambda tokens: transfer)
     sim.add_engine(engine(0), role="prefill")
     sim.add_engine(engine(1), role="decode")
     short = Request(RequestId("short"), 0.0, 10, 4)  # 10 uncached tokens < 16: not split
@@ -129,7 +126,7 @@ def test_prefix_aware_routing_beats_round_robin_on_sessions() -> None:
     sessions = generate_sessions(spec, np.random.default_rng(3))
     rates = {}
     for router in (RoundRobinRouter(), WeightedScorerRouter()):
-        sim = ServingSimulation(as_router(router))
+        sim = ServingSimulation(router)
         for i in range(4):
             sim.add_engine(engine(i, num_gpu_blocks=120))
         sim.submit_sessions(sessions)
@@ -141,9 +138,7 @@ def test_prefix_aware_routing_beats_round_robin_on_sessions() -> None:
 
 
 def test_scrapes_record_every_engine() -> None:
-    sim = ServingSimulation(
-        as_router(LeastOutstandingRouter()), SimulationSettings(scrape_interval_s=0.5)
-    )
+    sim = ServingSimulation(LeastOutstandingRouter(), SimulationSettings(scrape_interval_s=0.5))
     for i in range(2):
         sim.add_engine(engine(i))
     sim.submit(workload(4, n=20))
@@ -155,7 +150,7 @@ def test_scrapes_record_every_engine() -> None:
 
 def test_same_seed_same_run() -> None:
     def run(seed: int) -> list[tuple[str, str | None, float | None]]:
-        sim = ServingSimulation(as_router(LeastOutstandingRouter()), SimulationSettings(seed=seed))
+        sim = ServingSimulation(LeastOutstandingRouter(), SimulationSettings(seed=seed))
         for i in range(3):
             sim.add_engine(engine(i))
         sim.submit(workload(5, n=40))
@@ -185,7 +180,7 @@ def test_conservation_under_engine_churn(
     until: float | None,
 ) -> None:
     settings_ = SimulationSettings(router_queue_limit=queue, max_reroutes=reroutes, seed=seed)
-    sim = ServingSimulation(as_router(LeastOutstandingRouter()), settings_)
+    sim = ServingSimulation(LeastOutstandingRouter(), settings_)
     sim.add_engine(engine(0, kind))
     sim.add_engine(engine(1, kind), ready_at_s=0.5)
     reqs = workload(seed, n=40, rate=15.0)
@@ -223,7 +218,7 @@ def test_fast_engines_give_the_reference_run_through_a_kv_aware_router(kind: str
     """Routers read KV usage mid-run: fast engines must show what step-by-step ones show."""
 
     def run(fast: bool) -> list[tuple[str, str | None, float | None, int]]:
-        sim = ServingSimulation(as_router(WeightedScorerRouter()), SimulationSettings(seed=3))
+        sim = ServingSimulation(WeightedScorerRouter(), SimulationSettings(seed=3))
         for i in range(3):
             blocks = 60 if kind == "vllm" else 240
             cfg = make_config(kind, num_gpu_blocks=blocks)

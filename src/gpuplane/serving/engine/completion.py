@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 from gpuplane.serving.engine.live import LiveRequest, RequestRecord
 from gpuplane.serving.engine.plan import InFlight, Plan
-from gpuplane.serving.engine.request import RequestState
+from gpuplane.serving.engine.scheduler import StepOutput
+from gpuplane.serving.request import RequestState
 
 if TYPE_CHECKING:
     from gpuplane.serving.engine.engine import Engine
@@ -37,37 +38,23 @@ def commit(eng: Engine, fl: InFlight, upto: int) -> list[RequestRecord]:
     fl.done = b
     eng.num_steps += b - a
     first_prompts, generated = complete_items(eng, plan, t, out) if plan.items else (0, 0)
-    if eng.kind == "vllm":
-        if plan.items or b - a == 1:
-            eng.stats.iteration_tokens.observe(float(first_prompts + generated + n))
-        else:
-            eng.stats.iteration_tokens.observe(float(n), weight=b - a)
-        if eng.lazy and not uniform:
-            _regroup(eng)
-    elif uniform or plan.decode_batch:
-        steps = b - a - (1 if a == 0 and plan.preempted else 0)
-        ratio, floor, decay = eng.new_token_ratio, eng.min_ratio, eng.ratio_decay
-        for _ in range(steps):
-            if ratio <= floor:
-                break
-            ratio = max(ratio - decay, floor)
-        eng.new_token_ratio = ratio
-        if not plan.preempted:
-            eng.stats.last_retracted = 0
-        eng.stats.decode_steps(b - a, (n + generated) * (b - a), t - start)
+    # tuple.__new__: StepOutput(...) without the named tuple's Python-level __new__.
+    step_out = tuple.__new__(StepOutput, (b - a, a == 0, n, first_prompts, generated, start, t))
+    eng.scheduler.update_from_output(plan, step_out)
     return out
 
 
 def complete_items(eng: Engine, plan: Plan, t: float, out: list[RequestRecord]) -> tuple[int, int]:
     """Requests handled one by one in a single step; (prompt tokens at first token, tokens)."""
-    stats, sglang = eng.stats, eng.kind == "sglang"
+    stats, sched = eng.stats, eng.scheduler
+    radix = eng.caches_computed_prefill
     first_prompts = generated = 0
     for r, n in plan.items:
         if r.state is not RequestState.RUNNING:
             continue
         prefill = not (n == 1 and r.num_output > 0)
         r.num_computed += n
-        if sglang and prefill and r.kv is not None:
+        if radix and prefill and r.kv is not None:
             eng.kv.register(r.kv, r.num_computed)  # the radix cache takes the computed prefix
         if r.num_computed < r.prompt + r.num_output:  # LiveRequest.num_tokens
             continue  # a prefill chunk: no token yet
@@ -82,29 +69,15 @@ def complete_items(eng: Engine, plan: Plan, t: float, out: list[RequestRecord]) 
         r.last_token_s = t
         if r.token_times is not None:
             r.token_times.append(t)
-        if sglang and r in eng.prefilling:
-            del eng.prefilling[r]
-            if eng.chunked is r:
-                eng.chunked = None
-            if r.num_output < r.target:
-                eng.running.append(r)
-        if r.num_output >= r.target:
+        done = r.num_output >= r.target
+        sched.token_emitted(r, done)
+        if done:
             out.append(finish(eng, r, t))
             continue
-        if not sglang and r in eng.partials:
-            eng.partials.remove(r)
         if eng.lazy and r not in eng.decoders.members:
             eng.decoders.add(r)
     stats.generation_tokens += generated
     return first_prompts, generated
-
-
-def _regroup(eng: Engine) -> None:
-    """After an exact vLLM step: decoding requests that were not scheduled rejoin the group."""
-    partials = set(eng.partials)
-    for r in eng.running:
-        if r not in partials and r not in eng.decoders:
-            eng.decoders.add(r)
 
 
 def finish(eng: Engine, r: LiveRequest, t: float) -> RequestRecord:
@@ -113,19 +86,7 @@ def finish(eng: Engine, r: LiveRequest, t: float) -> RequestRecord:
     dec = eng.decoders
     if r in dec.members:
         dec.remove(r)
-    running = eng.running
-    # Finishing requests are usually among the oldest: look from the front.
-    if running and running[0] is r:
-        del running[0]
-    elif r in running:
-        running.remove(r)
-    if eng.partials and r in eng.partials:
-        eng.partials.remove(r)
-    if eng.kind == "sglang":
-        eng.prefilling.pop(r, None)
-        if eng.chunked is r:
-            eng.chunked = None
-        eng.batch_is_full = False
+    eng.scheduler.remove_finished(r)
     assert r.kv is not None
     eng.kv.register(r.kv, r.num_computed)
     eng.kv.release(r.kv)

@@ -4,10 +4,14 @@ The engine runs steps back to back while it has work; each step's duration comes
 step-time model. A request added at time ``t`` waits for the next scheduling point (the end of
 the step in progress, or ``t`` if idle), as in vLLM's engine-core busy loop.
 
-Driving it (``ServingSimulation`` does this): ``advance(t)`` moves the engine to time ``t`` and
-returns the requests that ended on the way; ``add_request(req, t)`` after ``advance(t)``;
-``next_event_time()`` says when it next needs attention. Requests added at ``t`` are seen by a
-step that starts at ``t``, so a driver should add all requests of an instant before asking.
+Driving it (``ServingSimulation`` does this at its event times, ``wall_clock.ClockDriver`` at
+what a clock reads): ``advance(t)`` moves the engine to time ``t`` and returns the requests that
+ended on the way; ``add_request(req, t)`` after ``advance(t)``; ``next_event_time()`` says when
+it next needs attention. Requests added at ``t`` are seen by a step that starts at ``t``, so a
+driver should add all requests of an instant before asking. The engine reads no clock.
+
+What each step computes is its :class:`~gpuplane.serving.engine.scheduler.Scheduler`'s choice
+(one class per engine kind); the engine owns time, the KV pool, the step timer and the metrics.
 
 Fast mode (default) does not step token by token when nothing changes: decoding requests are
 advanced as a group (:mod:`decode_set`) and a run of identical decode steps is priced at once,
@@ -21,26 +25,30 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections import deque
+from collections.abc import Sequence
 from itertools import accumulate
 
 from gpuplane.serving.batch import StepTimeModel
-from gpuplane.serving.engine import completion, sglang_policy, vllm_policy
+from gpuplane.serving.engine import completion
 from gpuplane.serving.engine.decode_set import DecodeSet
 from gpuplane.serving.engine.kv_cache import KVCache
 from gpuplane.serving.engine.kv_reference import ReferenceKVCache
 from gpuplane.serving.engine.live import LiveRequest, RequestRecord
 from gpuplane.serving.engine.plan import InFlight, Plan
-from gpuplane.serving.engine.request import FinishReason, Request, RequestState
-from gpuplane.serving.engine.settings import (
-    SGLANG_CLIP_MAX_NEW_TOKENS,
-    SGLANG_INIT_NEW_TOKEN_RATIO,
-    SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR,
-    SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS,
-    EngineConfig,
-)
+from gpuplane.serving.engine.scheduler import Scheduler, SchedulerParts
+from gpuplane.serving.engine.settings import SGLANG_CLIP_MAX_NEW_TOKENS, EngineConfig
+from gpuplane.serving.engine.sglang_scheduler import SglangScheduler
 from gpuplane.serving.engine.stats import EngineStats
 from gpuplane.serving.engine.step_timer import decode_run_durations, run_timer
+from gpuplane.serving.engine.view import EngineLoad
+from gpuplane.serving.engine.vllm_scheduler import VllmScheduler
+from gpuplane.serving.request import FinishReason, Request, RequestState, Segment
+
+# The scheduler of each engine kind (EngineConfig.kind).
+SCHEDULERS: dict[str, type[VllmScheduler] | type[SglangScheduler]] = {
+    VllmScheduler.kind: VllmScheduler,
+    SglangScheduler.kind: SglangScheduler,
+}
 
 
 class Engine:
@@ -74,20 +82,16 @@ class Engine:
         if reference_kv and fast:
             raise ValueError("the per-block KV cache is for the reference mode (fast=False)")
         self.stats = EngineStats(config.kind, config.max_model_len, keep_itl)
+        sched_cls = SCHEDULERS[config.kind]
         self.decoders = DecodeSet(
-            self.block_size, SGLANG_CLIP_MAX_NEW_TOKENS, track_reservation=config.kind == "sglang"
+            self.block_size,
+            SGLANG_CLIP_MAX_NEW_TOKENS,
+            track_reservation=sched_cls.tracks_reservation,
         )
-        self.waiting: deque[LiveRequest] = deque()
-        self.running: list[LiveRequest] = []
-        self.partials: list[LiveRequest] = []  # vLLM: running requests still prefilling
-        self.prefilling: dict[LiveRequest, None] = {}  # SGLang: admitted, prefill not done
-        self.chunked: LiveRequest | None = None  # SGLang: the request being chunk-prefilled
-        self.batch_is_full = False
-        init = min(SGLANG_INIT_NEW_TOKEN_RATIO * config.schedule_conservativeness, 1.0)
-        self.init_ratio = init
-        self.min_ratio = min(init * SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR, 1.0)
-        self.ratio_decay = (init - self.min_ratio) / SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS
-        self.new_token_ratio = init
+        parts = SchedulerParts(config, self.kv, self.decoders, self.stats, fast)
+        self.scheduler: Scheduler = sched_cls(parts)
+        # Read at every committed prefill chunk (completion), so kept as a plain attribute.
+        self.caches_computed_prefill = sched_cls.caches_computed_prefill
         self.now_s = 0.0
         self._inflight: InFlight | None = None
         self._pending_at: float | None = None
@@ -119,7 +123,7 @@ class Engine:
         if reason is not None:
             raise ValueError(f"{self.engine_id} cannot serve {req.request_id}: {reason}")
         live = LiveRequest(req, t, self.config.max_model_len, self.record, external_kv_tokens)
-        self.waiting.append(live)
+        self.scheduler.add_request(live)
         self.state_version += 1
         fl = self._inflight
         if fl is not None and len(fl.ends) > fl.done + 1:
@@ -149,8 +153,13 @@ class Engine:
             self._start(at)
         self.now_s = t
         fl = self._inflight
-        if fl is not None and fl.allocated < len(fl.ends) and fl.ends[fl.allocated - 1] < t:
-            self.observe(t)  # (the same test observe starts with, without the call)
+        if (
+            fl is not None
+            and fl.allocated < len(fl.ends)
+            and fl.ends[fl.allocated - 1] < t
+            and fl.plan.uniform
+        ):
+            self._take_started(fl, t)  # ``observe(t)``, its tests done here
         return out
 
     def observe(self, t: float) -> None:
@@ -160,9 +169,13 @@ class Engine:
         fl = self._inflight
         if fl is None or fl.allocated >= len(fl.ends) or not fl.plan.uniform:
             return
-        ends = fl.ends
-        if ends[fl.allocated - 1] >= t:
+        if fl.ends[fl.allocated - 1] >= t:
             return  # the next step to allocate has not started (``started`` below)
+        self._take_started(fl, t)
+
+    def _take_started(self, fl: InFlight, t: float) -> None:
+        """``observe`` once its tests passed: the decode steps started before ``t`` take blocks."""
+        ends = fl.ends
         started = min(len(ends), bisect_left(ends, t) + 1)
         if started > fl.allocated:
             need = self.decoders.blocks_for_steps(started - fl.allocated, fl.allocated - fl.done)
@@ -190,11 +203,7 @@ class Engine:
                 r.kv.num_blocks = -(-(r.num_computed + ahead) // self.block_size)
         self._inflight = None
         self._pending_at = None
-        doomed = [*self.running, *self.prefilling, *self.waiting]
-        self.running, self.partials, self.chunked = [], [], None
-        self.prefilling.clear()
-        self.waiting.clear()
-        for r in doomed:
+        for r in self.scheduler.abort_all():
             if r in self.decoders:
                 self.decoders.remove(r)
             if r.kv is not None:
@@ -208,96 +217,63 @@ class Engine:
     # -- gauges -----------------------------------------------------------------------------
     def num_running(self) -> int:
         """vLLM: requests in the running list; SGLang: the decode (running) batch."""
-        return len(self.running)
+        return self.scheduler.num_running()
 
     def num_waiting(self) -> int:
-        return len(self.waiting)
+        return self.scheduler.num_waiting()
 
     def num_in_flight(self) -> int:
-        return len(self.waiting) + len(self.running) + len(self.prefilling)
+        return self.scheduler.get_num_unfinished_requests()
 
     def kv_usage(self) -> float:
         return self.kv.usage()
 
     def is_idle(self) -> bool:
-        return self.num_in_flight() == 0 and self._inflight is None
+        return self._inflight is None and not self.scheduler.has_unfinished_requests()
 
-    # -- used by the scheduling policies ----------------------------------------------------
-    def admission_tokens(self, r: LiveRequest) -> tuple[int, int]:
-        """(locally cached tokens, tokens already computed) for a waiting request: the cached
-        prefix, then KV transferred from a prefill engine for the rest of it."""
-        hit = self.kv.match_blocks(r.content, r.num_tokens) * self.block_size
-        return hit, max(hit, r.external)
+    def cached_prefix_tokens(self, content: Sequence[Segment], num_tokens: int) -> int:
+        """Leading tokens of a prompt this engine's prefix cache holds now."""
+        return self.kv.match_blocks(content, num_tokens) * self.block_size
 
-    def start_running(self, r: LiveRequest, now: float, cached_tokens: int) -> None:
-        """``r`` leaves the queue with ``cached_tokens`` prompt tokens found in the cache."""
-        r.move(RequestState.RUNNING)
-        if r.first_scheduled_s is None:
-            r.first_scheduled_s = now
-            self.stats.scheduled(r, now)
-        if r.cached_tokens < 0:
-            r.cached_tokens = cached_tokens
-        if self.kind == "sglang":
-            self.prefilling[r] = None
+    def view(self, now: float) -> EngineLoad:
+        """What a router reads of this engine at ``now`` (after ``advance`` to at most ``now``).
 
-    def register_scheduled(self, r: LiveRequest, n: int) -> None:
-        """vLLM records prompt blocks in the prefix cache as they are scheduled.
-
-        Blocks filled while decoding are recorded when the request frees them (see
-        docs/serving_engine.md): until then only the request itself could use them.
+        A decode step of the run in progress that started by ``now`` has taken its blocks
+        (``observe``); ``valid_until_s``: until the next one starts, the load stays the same
+        while ``state_version`` does.
         """
-        if r.kv is not None and not (n == 1 and r.num_output > 0):
-            self.kv.register(r.kv, r.num_computed + n)
-
-    def preempt(self, r: LiveRequest, now: float) -> None:
-        """vLLM: free ``r``'s blocks and put it at the front of the waiting queue."""
-        self.running.remove(r)
-        if r in self.partials:
-            self.partials.remove(r)
-        self._evict(r)
-        self.waiting.appendleft(r)
-
-    def retract(self, r: LiveRequest, now: float) -> None:
-        """SGLang: free ``r``'s blocks (its prefix stays cached) and queue it at the end."""
-        self.running.remove(r)
-        self._evict(r)
-        self.batch_is_full = False
-        self.waiting.append(r)
-
-    def reservation(self) -> float:
-        """SGLang: tokens the running batch may still generate, clipped per request."""
-        clip = SGLANG_CLIP_MAX_NEW_TOKENS
-        eager = 0
-        if len(self.decoders) != len(self.running):
-            for r in self.running:
-                if r not in self.decoders:
-                    eager += min(max(r.max_new - r.num_output, 0), clip)
-        return self.decoders.reservation() + eager
-
-    def _evict(self, r: LiveRequest) -> None:
-        if r in self.decoders:
-            self.decoders.remove(r)
-        assert r.kv is not None
-        self.kv.register(r.kv, r.num_computed)
-        self.kv.release(r.kv)
-        r.kv = None
-        r.num_computed = 0
-        r.external = 0  # transferred KV is gone with the blocks: recompute it
-        r.move(RequestState.PREEMPTED)
-        r.num_preemptions += 1
-        self.stats.preemptions += 1
+        due = math.inf
+        fl = self._inflight
+        if fl is not None:
+            ends = fl.ends
+            if fl.allocated < len(ends):
+                if ends[fl.allocated - 1] < now and fl.plan.uniform:
+                    self._take_started(fl, now)  # ``observe(now)``, its tests done here
+                if fl.allocated < len(ends):
+                    due = ends[fl.allocated - 1]
+        kv, sched = self.kv, self.scheduler
+        # tuple.__new__: without the named tuple's Python-level __new__ (made for every route).
+        return tuple.__new__(
+            EngineLoad,
+            (
+                len(sched.waiting),
+                len(sched.running),
+                kv.num_blocks - kv.num_free,
+                kv.num_blocks,
+                self.block_size,
+                due,
+            ),
+        )
 
     # -- planning ---------------------------------------------------------------------------
     def _start(self, at: float) -> None:
         """Plan the step (or run of decode steps) that starts at ``at``."""
         self._pending_at = None
         self.state_version += 1
-        plan = self._plan_vllm(at) if self.kind == "vllm" else self._plan_sglang(at)
-        # Plan.is_empty and Plan.pure_decode, spelled out (this runs for every plan).
+        plan = self.scheduler.schedule(at)
+        # Plan.is_empty, spelled out (this runs for every plan).
         if plan is None or (not plan.items and not (plan.uniform and plan.num_decodes)):
             self._inflight = None
-            if self.kind == "sglang" and not self.running:
-                self.new_token_ratio = self.init_ratio  # SGLang resets the ratio when idle
             return
         dec = self.decoders
         if plan.uniform and not plan.items and not plan.preempted:
@@ -319,48 +295,11 @@ class Engine:
             ends = [at + self.step_model.step_time(plan.shape()).total_s]
         self._inflight = InFlight(plan, ends, at)
 
-    def _plan_vllm(self, at: float) -> Plan | None:
-        if self.lazy:
-            plan = vllm_policy.plan_fast(self, at)
-            if plan is not None:
-                return plan
-            self.decoders.drain()
-        return vllm_policy.plan_exact(self, at)
-
-    def _plan_sglang(self, at: float) -> Plan | None:
-        plan = sglang_policy.plan_prefill(self, at)
-        if plan is not None:
-            return plan
-        if not self.running:
-            return None
-        if not self.lazy:
-            blocks = sum(1 for r in self.running if r.num_computed % self.block_size == 0)
-            preempted = []
-            if blocks > self.kv.num_free:
-                preempted = sglang_policy.retract(self, list(self.running), at)
-            plan = Plan(preempted=preempted, decode_batch=True)
-            for r in self.running:
-                assert r.kv is not None
-                grown = self.kv.grow(r.kv, 1 if r.num_computed % self.block_size == 0 else 0)
-                assert grown, "retraction left too few blocks"
-                plan.items.append((r, 1))
-            return plan
-        dec = self.decoders
-        preempted = []
-        if dec.blocks_for_steps(1) > self.kv.num_free:
-            batch = dec.drain()
-            preempted = sglang_policy.retract(self, batch, at)
-            for r in batch:
-                if r not in preempted:
-                    dec.add(r)
-        self.kv.take_free(dec.blocks_for_steps(1))
-        return Plan(uniform=True, num_decodes=len(dec), preempted=preempted)
-
     def _run_length(self, plan: Plan) -> int:
         """How many identical decode steps this plan can stand for."""
         if not self.lazy or not plan.pure_decode:
             return 1
-        if self.kind == "sglang" and (self.chunked or (self.waiting and not self.batch_is_full)):
+        if not self.scheduler.can_extend_run():
             return 1
         dec = self.decoders
         limit = self.max_run_steps

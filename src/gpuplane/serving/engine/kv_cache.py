@@ -15,7 +15,7 @@ What is modelled (vLLM V1 ``vllm/v1/core/block_pool.py`` and ``kv_cache_manager.
   (``vllm:kv_cache_usage_perc``).
 
 How it is represented, so that a request costs O(segments) rather than O(blocks): the content of
-prompts is a tree of :class:`~gpuplane.serving.engine.request.Segment`\\s. A block belongs to the
+prompts is a tree of :class:`~gpuplane.serving.request.Segment`\\s. A block belongs to the
 tree node (segment) that holds its last token; since blocks are cached only in order and freed
 deepest first, the cached blocks of a node are always a prefix of its blocks, so a node keeps a
 count (``cached``) and the free queue holds *runs* of blocks of one node instead of blocks.
@@ -30,7 +30,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gpuplane.serving.engine.request import Segment
+from gpuplane.serving.request import Segment
 
 NodeKey = tuple[str, int]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from gpuplane.serving.engine.kv_cache import AdmissionPlan, KVHolding
-from gpuplane.serving.engine.request import Segment
+from gpuplane.serving.request import Segment
 
 BlockHash = tuple[tuple[tuple[str, int], ...], int]
 

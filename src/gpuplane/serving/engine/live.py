@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuplane.serving.engine.kv_cache import KVHolding
-from gpuplane.serving.engine.request import (
+from gpuplane.serving.request import (
     FinishReason,
     Request,
     RequestState,

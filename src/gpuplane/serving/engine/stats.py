@@ -16,9 +16,9 @@ import numpy as np
 import numpy.typing as npt
 
 from gpuplane.serving.engine.live import LiveRequest
-from gpuplane.serving.engine.request import FinishReason
 from gpuplane.serving.metrics import families as fam
 from gpuplane.serving.metrics.histogram import SMALL_BATCH, Histogram
+from gpuplane.serving.request import FinishReason
 
 # SGLang reports generation throughput over its decode log interval (40 decode steps).
 SGLANG_DECODE_LOG_INTERVAL = 40

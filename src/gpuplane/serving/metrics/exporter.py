@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuplane.core.tsdb import MetricSample, labels_of
-from gpuplane.serving.engine.request import FinishReason
 from gpuplane.serving.metrics.families import Family, sglang_families, vllm_families
 from gpuplane.serving.metrics.histogram import Histogram, go_float
+from gpuplane.serving.request import FinishReason
 
 if TYPE_CHECKING:
     from gpuplane.serving.engine.engine import Engine

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from gpuplane.serving.engine.request import Request, RequestId
+from gpuplane.serving.request import Request, RequestId
 
 PREFILL_SUFFIX = "#prefill"
 

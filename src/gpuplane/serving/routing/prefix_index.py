@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from gpuplane.serving.engine.request import Request
+from gpuplane.serving.request import Request
 
 DEFAULT_BLOCK_SIZE = 16
 DEFAULT_MAX_PREFIX_BLOCKS = 256

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, Protocol
 
-from gpuplane.serving.engine.request import Request
+from gpuplane.serving.request import Request
 
 Role = Literal["both", "prefill", "decode"]
 
@@ -54,8 +54,13 @@ class RoutingDecision:
 class Router(Protocol):
     """Picks an engine for a request."""
 
-    name: str
-    needs: frozenset[str]  # what the caller must fill in: prefix index, precise prefix
+    # Read-only members: routers are frozen dataclasses.
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def needs(self) -> frozenset[str]:  # what the caller must fill in: prefix index, precise prefix
+        ...
 
     def decide(self, snap: RoutingSnapshot) -> RoutingDecision: ...
 

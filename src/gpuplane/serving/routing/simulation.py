@@ -1,12 +1,16 @@
 """ServingSimulation: a request stream through a router over engines, as a discrete-event run.
 
-The event heap holds ``(time, priority, seq)``: engine control first, then arrivals, KV
-transfers, engine steps, and metric scrapes last, so the requests of one instant are all queued
-before an engine plans the step that starts then. Engines can be added (with a ready time: a cold
-start during which they take no requests) and removed while the run goes on, either draining
-(no new requests; gone when idle) or aborting (in-flight requests are rerouted, or counted as
-aborted after ``max_reroutes``). Runs advance with ``run_until`` so a controller (an autoscaler)
-can act between calls. With prefill and decode engines, requests are split (:mod:`pd`).
+Time is the house's event kernel (:class:`~gpuplane.core.kernel.EventLoop`, key ``(time,
+priority, seq)``) with typed handlers: engine control first, then arrivals, KV transfers, engine
+steps, and metric scrapes last (:class:`ServingPriority`), so the requests of one instant are all
+queued before an engine plans the step that starts then. The request path (routing, P/D split,
+reroutes, outcomes) is :class:`~gpuplane.serving.routing.request_path.RequestPath`.
+
+Engines can be added (with a ready time: a cold start during which they take no requests) and
+removed while the run goes on, either draining (no new requests; gone when idle) or aborting
+(in-flight requests are rerouted, or counted as aborted after ``max_reroutes``). Runs advance
+with ``run_until`` so a controller (an autoscaler) can act between calls. With prefill and
+decode engines, requests are split (:mod:`pd`).
 
 Deterministic: the only randomness is the routers' tie break, from a named stream of ``seed``.
 """
@@ -14,30 +18,31 @@ Deterministic: the only randomness is the routers' tie break, from a named strea
 from __future__ import annotations
 
 import gc
-import heapq
 import math
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
-from gpuplane.core.rng import RngStreams
+from gpuplane.core.kernel import EventLoop
 from gpuplane.core.tsdb import SeriesStore
 from gpuplane.serving.engine.engine import Engine
-from gpuplane.serving.engine.request import Request
 from gpuplane.serving.metrics.exporter import engine_samples
-from gpuplane.serving.routing.flow import RequestFlow
-from gpuplane.serving.routing.outcome import RequestOutcome, SimulationResult, Status
-from gpuplane.serving.routing.pd import PDSettings
+from gpuplane.serving.request import Request
+from gpuplane.serving.routing.engine_slot import EngineSlot
+from gpuplane.serving.routing.outcome import SimulationResult, Status
 from gpuplane.serving.routing.prefix_index import PrefixIndex
-from gpuplane.serving.routing.router import EngineView, Role, Router
+from gpuplane.serving.routing.priority import ServingPriority
+from gpuplane.serving.routing.request_path import RequestPath
+from gpuplane.serving.routing.router import Role, Router
+from gpuplane.serving.routing.settings import SimulationSettings
 from gpuplane.serving.traffic.sessions import Session
 
-PRIO_CONTROL, PRIO_ARRIVAL, PRIO_TRANSFER, PRIO_ENGINE, PRIO_SCRAPE = 0, 10, 20, 30, 90
-DEFAULT_PD = PDSettings()
+__all__ = ["EngineSlot", "ServingSimulation", "SimulationSettings"]
+
+# Plain ints in the heap keys: compared at every push and pop.
+CONTROL, ARRIVAL = int(ServingPriority.CONTROL), int(ServingPriority.ARRIVAL)
+ENGINE, SCRAPE = int(ServingPriority.ENGINE), int(ServingPriority.SCRAPE)
 
 
 @contextmanager
@@ -57,57 +62,8 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-@dataclass(frozen=True)
-class SimulationSettings:
-    router_queue_limit: int = 0  # requests held while no engine is ready (0: reject at once)
-    max_reroutes: int = 3
-    scrape_interval_s: float | None = None  # record every engine's /metrics this often
-    seed: int = 0
-    pd: PDSettings = DEFAULT_PD
-
-
-@dataclass(slots=True)
-class EngineSlot:
-    engine: Engine
-    role: Role
-    ready: bool = False
-    accepting: bool = True
-    draining: bool = False
-    outstanding: int = 0
-    wake_s: float = math.inf
-    # The engine as the router last saw it (request-independent fields), and the engine's
-    # state_version then: reused while neither the engine nor ``outstanding`` changed and no
-    # decode step started since (one that did would take its KV blocks).
-    view: EngineView | None = None
-    view_version: int = -1
-    view_due: float = math.inf  # observe(t) changes nothing for t <= view_due
-
-    @property
-    def routable(self) -> bool:
-        return self.ready and self.accepting
-
-
-@dataclass(slots=True)
-class _Tracked:
-    req: Request
-    session: tuple[Session, int] | None = None
-    reroutes: int = 0
-    phase: str = "whole"  # whole | prefill (then decode) | decode
-    engine_id: str | None = None
-    prefill_engine_id: str | None = None
-    decode_engine_id: str | None = None
-    prefill_cached: int = 0
-
-
-@dataclass
-class _State:
-    heap: list[tuple[float, int, int, str, Any]] = field(default_factory=list)
-    seq: int = 0
-    dirty: set[str] = field(default_factory=set)
-
-
-class ServingSimulation(RequestFlow):
-    """Owner of one serving run (mutable)."""
+class ServingSimulation:
+    """Owner of one serving run (mutable): its clock, its engines, its request path."""
 
     def __init__(
         self,
@@ -118,65 +74,71 @@ class ServingSimulation(RequestFlow):
         kv_transfer_s: Callable[[int], float] | None = None,
         prefix_index: PrefixIndex | None = None,
     ) -> None:
-        self.router = router
-        self.prefill_router = prefill_router or router
         self.settings = settings or SimulationSettings()
-        self.kv_transfer_s = kv_transfer_s
-        self.prefix_index = prefix_index or PrefixIndex()
-        self.now_s = 0.0
-        self._st = _State()
-        self._slots: dict[str, EngineSlot] = {}
+        self.loop = EventLoop()
+        self.path = RequestPath(
+            self.loop,
+            router,
+            self.settings,
+            prefill_router=prefill_router,
+            kv_transfer_s=kv_transfer_s,
+            prefix_index=prefix_index,
+        )
         self._all: list[Engine] = []
-        self._tracked: dict[str, _Tracked] = {}
-        self._outcomes: list[RequestOutcome] = []
-        self._queue: deque[_Tracked] = deque()
-        self._num_arrived = 0
-        self._rr = 0
-        self._session_engine: dict[str, str] = {}
-        self._rng = RngStreams(self.settings.seed).stream("routing-tie-break")
-        self._routable = {}
-        self._pd = None
         self.store = SeriesStore() if self.settings.scrape_interval_s else None
         if self.settings.scrape_interval_s:
-            self._push(self.settings.scrape_interval_s, PRIO_SCRAPE, "scrape", None)
+            self.loop.post(self.settings.scrape_interval_s, SCRAPE, self._scrape, None)
+
+    @property
+    def now_s(self) -> float:
+        return self.loop.now_s
+
+    @property
+    def router(self) -> Router:
+        return self.path.router
+
+    @property
+    def prefix_index(self) -> PrefixIndex:
+        return self.path.prefix_index
 
     # -- setup and control ------------------------------------------------------------------
     def add_engine(
         self, engine: Engine, *, ready_at_s: float | None = None, role: Role = "both"
     ) -> None:
         """Add an engine now; it takes requests from ``ready_at_s`` (cold start) on."""
-        if engine.engine_id in self._slots:
+        path, now = self.path, self.loop.now_s
+        if engine.engine_id in path.slots:
             raise ValueError(f"engine {engine.engine_id} is already in the simulation")
-        engine.advance(max(engine.now_s, self.now_s))
-        slot = EngineSlot(engine, role)
-        self._slots[engine.engine_id] = slot
-        self._slots = dict(sorted(self._slots.items()))
-        self._slots_changed()
+        engine.advance(max(engine.now_s, now))
+        path.slots[engine.engine_id] = EngineSlot(engine, role)
+        path.slots = dict(sorted(path.slots.items()))
+        path.slots_changed()
         self._all.append(engine)
-        ready = self.now_s if ready_at_s is None else max(ready_at_s, self.now_s)
-        self._push(ready, PRIO_CONTROL, "ready", engine.engine_id)
+        ready = now if ready_at_s is None else max(ready_at_s, now)
+        self.loop.post(ready, CONTROL, self._ready, engine.engine_id)
 
     def remove_engine(self, engine_id: str, *, drain: bool = True) -> None:
         """Stop routing to an engine; drain it (it leaves when idle) or abort its requests."""
-        slot = self._slots[engine_id]
+        path, now = self.path, self.loop.now_s
+        slot = path.slots[engine_id]
         slot.accepting = False
-        self._slots_changed()
-        self.prefix_index.forget(engine_id)
+        path.slots_changed()
+        path.prefix_index.forget(engine_id)
         if drain:
             slot.draining = True
-            self._handle(slot, slot.engine.advance(self.now_s))
-            if engine_id in self._slots and slot.engine.is_idle():
-                del self._slots[engine_id]
-                self._slots_changed()
+            path.handle(slot, slot.engine.advance(now))
+            if engine_id in path.slots and slot.engine.is_idle():
+                del path.slots[engine_id]
+                path.slots_changed()
             return
-        done = slot.engine.advance(self.now_s)
-        aborted = slot.engine.abort_all(self.now_s)
-        del self._slots[engine_id]
-        self._slots_changed()
-        self._handle(slot, done + aborted)
+        done = slot.engine.advance(now)
+        aborted = slot.engine.abort_all(now)
+        del path.slots[engine_id]
+        path.slots_changed()
+        path.handle(slot, done + aborted)
 
     def engines(self) -> list[Engine]:
-        return [s.engine for s in self._slots.values()]
+        return [s.engine for s in self.path.slots.values()]
 
     def submit(self, requests: Iterable[Request]) -> None:
         """A stream of requests sorted by arrival time (read lazily)."""
@@ -184,38 +146,12 @@ class ServingSimulation(RequestFlow):
 
     def submit_sessions(self, sessions: Iterable[Session]) -> None:
         for s in sessions:
-            self._push(s.start_s, PRIO_ARRIVAL, "turn", (s, 0))
+            self.loop.post(s.start_s, ARRIVAL, self.path.next_turn, (s, 0))
 
     # -- running ----------------------------------------------------------------------------
     def run_until(self, t_end: float) -> None:
         with _collector_paused():
-            self._loop(t_end)
-        if math.isfinite(t_end):
-            self.now_s = max(self.now_s, t_end)
-
-    def _loop(self, t_end: float) -> None:
-        heap, dirty = self._st.heap, self._st.dirty
-        pop = heapq.heappop
-        while heap and heap[0][0] <= t_end:
-            t, _prio, _, kind, payload = pop(heap)
-            self.now_s = t
-            if kind == "engine":  # the common event, handled here (see _dispatch_event)
-                slot = self._slots.get(payload)
-                if slot is not None and slot.wake_s == t:
-                    slot.wake_s = math.inf
-                    records = slot.engine.advance(t)
-                    if records or slot.draining:
-                        self._handle(slot, records)
-                    dirty.add(payload)
-            else:
-                self._dispatch_event(kind, payload, t)
-            if dirty and (not heap or heap[0][0] > t or heap[0][1] >= PRIO_ENGINE):
-                slots = self._slots
-                for eid in sorted(dirty) if len(dirty) > 1 else dirty:
-                    slot = slots.get(eid)
-                    if slot is not None:
-                        self._wake(slot)
-                dirty.clear()
+            self.loop.run_handlers(t_end, self._settle, ENGINE)
 
     def run(self, until_s: float | None = None) -> SimulationResult:
         self.run_until(math.inf if until_s is None else until_s)
@@ -223,13 +159,14 @@ class ServingSimulation(RequestFlow):
 
     def result(self) -> SimulationResult:
         """Outcomes so far; requests not finished are reported in flight."""
+        path = self.path
         open_ = [
-            self._outcome(
+            path.outcome(
                 tr,
                 Status.IN_FLIGHT,
-                "queued at the router" if tr in self._queue else "in flight at end of run",
+                "queued at the router" if tr in path.queue else "in flight at end of run",
             )
-            for tr in self._tracked.values()
+            for tr in path.tracked.values()
         ]
         values, weights = [], []
         for e in self._all:
@@ -238,74 +175,73 @@ class ServingSimulation(RequestFlow):
                 values.append(v)
                 weights.append(w)
         return SimulationResult(
-            tuple(self._outcomes + open_),
+            tuple(path.outcomes + open_),
             np.concatenate(values) if values else np.zeros(0),
             np.concatenate(weights) if weights else np.zeros(0, dtype=np.int64),
-            self.now_s,
-            self._num_arrived,
+            self.loop.now_s,
+            path.num_arrived,
             self.store,
         )
 
-    # -- events -----------------------------------------------------------------------------
-    def _push(self, t: float, prio: int, kind: str, payload: object) -> None:
-        self._st.seq += 1
-        heapq.heappush(self._st.heap, (t, prio, self._st.seq, kind, payload))
-
+    # -- event handlers ---------------------------------------------------------------------
     def _pull(self, it: Iterator[Request]) -> None:
         req = next(it, None)
         if req is not None:
-            if req.arrival_s < self.now_s:
+            if req.arrival_s < self.loop.now_s:
                 raise ValueError(
-                    f"{req.request_id} arrives at {req.arrival_s}, before {self.now_s}"
+                    f"{req.request_id} arrives at {req.arrival_s}, before {self.loop.now_s}"
                 )
-            self._push(req.arrival_s, PRIO_ARRIVAL, "arrival", (it, req))
+            self.loop.post(req.arrival_s, ARRIVAL, self._arrival, (it, req))
 
-    def _dispatch_event(self, kind: str, payload: Any, t: float) -> None:
-        if kind == "engine":
-            slot = self._slots.get(payload)
-            if slot is not None and slot.wake_s == t:
-                slot.wake_s = math.inf
-                self._handle(slot, slot.engine.advance(t))
-                self._mark(slot)
-        elif kind == "arrival":
-            it, req = payload
-            self._arrive(req, None)
-            self._pull(it)
-        elif kind == "turn":
-            session, k = payload
-            self._arrive(session.request(k, t), (session, k))
+    def _arrival(self, item: tuple[Iterator[Request], Request]) -> None:
+        it, req = item
+        self.path.arrive(req, None)
+        self._pull(it)
 
-        elif kind == "transfer":
-            self._transfer_done(payload, t)
-        elif kind == "ready":
-            slot = self._slots.get(payload)
-            if slot is not None:
-                slot.ready = True
-                self._slots_changed()
-                for _ in range(len(self._queue)):
-                    self._route(self._queue.popleft())
+    def _engine_step(self, engine_id: str) -> None:
+        """A step (or run of steps) the engine asked to be woken for has ended."""
+        path = self.path
+        slot = path.slots.get(engine_id)
+        t = self.loop.now_s
+        if slot is not None and slot.wake_s == t:
+            slot.wake_s = math.inf
+            records = slot.engine.advance(t)
+            if records or slot.draining:
+                path.handle(slot, records)
+            path.dirty.add(engine_id)
 
-        elif kind == "scrape":
-            self._scrape(t)
+    def _ready(self, engine_id: str) -> None:
+        path = self.path
+        slot = path.slots.get(engine_id)
+        if slot is not None:
+            slot.ready = True
+            path.slots_changed()
+            for _ in range(len(path.queue)):
+                path.route(path.queue.popleft())
 
-    def _mark(self, slot: EngineSlot) -> None:
-        self._st.dirty.add(slot.engine.engine_id)
+    def _settle(self) -> None:
+        """Engines whose queue changed at this instant plan their next step (in id order) and
+        are woken when it ends (an event only when that time moved)."""
+        dirty = self.path.dirty
+        if dirty:
+            slots = self.path.slots
+            for eid in sorted(dirty) if len(dirty) > 1 else dirty:
+                slot = slots.get(eid)
+                if slot is not None:
+                    t = slot.engine.next_event_time()
+                    if t != slot.wake_s:
+                        slot.wake_s = t
+                        if t != math.inf:
+                            self.loop.post(t, ENGINE, self._engine_step, eid)
+            dirty.clear()
 
-    def _wake(self, slot: EngineSlot) -> None:
-        t = slot.engine.next_event_time()
-        if t != slot.wake_s:
-            slot.wake_s = t
-            if math.isfinite(t):
-                st = self._st
-                st.seq += 1
-                heapq.heappush(st.heap, (t, PRIO_ENGINE, st.seq, "engine", slot.engine.engine_id))
-
-    def _scrape(self, t: float) -> None:
+    def _scrape(self, _: None) -> None:
         assert self.store is not None and self.settings.scrape_interval_s
-        for eid, slot in list(self._slots.items()):
-            self._handle(slot, slot.engine.advance(t))  # also brings its KV cache to t
+        path, t = self.path, self.loop.now_s
+        for eid, slot in list(path.slots.items()):
+            path.handle(slot, slot.engine.advance(t))  # also brings its KV cache to t
             self.store.add(t, engine_samples(slot.engine, {"pod": eid}))
-            self._st.dirty.add(eid)
-        busy = any(not s.engine.is_idle() for s in self._slots.values())
-        if self._st.heap or busy:
-            self._push(t + self.settings.scrape_interval_s, PRIO_SCRAPE, "scrape", None)
+            path.dirty.add(eid)
+        busy = any(not s.engine.is_idle() for s in path.slots.values())
+        if self.loop.num_pending or busy:
+            self.loop.post(t + self.settings.scrape_interval_s, SCRAPE, self._scrape, None)

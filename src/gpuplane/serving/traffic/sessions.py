@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpuplane.core.errors import InputError
-from gpuplane.serving.engine.request import Request, RequestId, Segment
+from gpuplane.serving.request import Request, RequestId, Segment
 from gpuplane.serving.traffic.generators import LognormalLengths, poisson_arrivals
 
 

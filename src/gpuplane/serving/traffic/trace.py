@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gpuplane.core.errors import InputError
-from gpuplane.serving.engine.request import Request, RequestId
+from gpuplane.serving.request import Request, RequestId
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

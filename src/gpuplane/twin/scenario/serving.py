@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from gpuplane.serving.routing.registry import RouterName
 from gpuplane.twin.scenario.fields import Seconds
 
 
@@ -58,9 +57,7 @@ class Service(_Model):
     prefill_deployment: str | None = Field(
         default=None, description="P/D disaggregation: this Deployment's pods prefill."
     )
-    router: Literal["llm-d", "round-robin", "least-outstanding", "session-affinity", "kv-cost"] = (
-        "llm-d"
-    )
+    router: RouterName = "llm-d"
     traffic: Traffic
     slo: Slo = Field(default_factory=Slo)
     router_queue_limit: int = Field(default=1000, ge=0)

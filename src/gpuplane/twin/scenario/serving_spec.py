@@ -21,8 +21,6 @@ from gpuplane.serving.traffic.generators import (
 )
 from gpuplane.serving.traffic.trace import Trace
 
-ROUTERS = ("llm-d", "round-robin", "least-outstanding", "session-affinity", "kv-cost")
-
 
 @dataclass(frozen=True, slots=True)
 class ColdStart:

@@ -20,9 +20,8 @@ are simulated at their own times, not at the tick.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -34,10 +33,7 @@ from gpuplane.serving.engine.engine import Engine
 from gpuplane.serving.metrics.exporter import engine_samples
 from gpuplane.serving.models.catalog import resolve_model
 from gpuplane.serving.models.shape import ModelShape
-from gpuplane.serving.routing.basic import LeastOutstandingRouter, RoundRobinRouter
-from gpuplane.serving.routing.router import Router
-from gpuplane.serving.routing.scorers import KvCostRouter, WeightedScorerRouter
-from gpuplane.serving.routing.session_affinity import SessionAffinityRouter
+from gpuplane.serving.routing.registry import make_router
 from gpuplane.serving.routing.simulation import ServingSimulation, SimulationSettings
 from gpuplane.serving.steptime.kv_transfer import KvLink, kv_transfer_s
 from gpuplane.twin.autoscaling.slo_capacity import capacity_from_engine
@@ -49,17 +45,6 @@ from gpuplane.twin.serving.engines import BuiltEngine, build_engine
 from gpuplane.twin.serving.summary import service_summary
 
 GIB = 1024**3
-
-
-def make_router(name: str) -> Router:
-    routers: dict[str, Callable[[], object]] = {
-        "llm-d": WeightedScorerRouter,
-        "round-robin": RoundRobinRouter,
-        "least-outstanding": LeastOutstandingRouter,
-        "session-affinity": SessionAffinityRouter,
-        "kv-cost": KvCostRouter,
-    }
-    return cast(Router, routers[name]())
 
 
 @dataclass(slots=True)

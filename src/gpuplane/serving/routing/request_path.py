@@ -1,19 +1,25 @@
 """The path of one request through the serving system: route, dispatch, split, finish, reroute.
 
-Split out of :mod:`simulation` (which owns time and engines); the attributes used here are set
-by :class:`~gpuplane.serving.routing.simulation.ServingSimulation`.
+:class:`RequestPath` owns what this takes: the routers, the engines (as :class:`EngineSlot`), the
+requests in flight and the outcomes. Time is the serving run's event loop (the house's kernel,
+:mod:`gpuplane.core.kernel`): the path posts KV-transfer and next-turn events to it, and notes in
+``dirty`` each engine whose queue it changed (the simulation has those plan their next step once
+every event of the instant that comes before engine steps has run).
 """
 
 from __future__ import annotations
 
-import math
-from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
+import numpy as np
+
+from gpuplane.core.kernel import EventLoop
+from gpuplane.core.rng import RngStreams
 from gpuplane.serving.engine.live import RequestRecord
-from gpuplane.serving.engine.request import FinishReason, Request
+from gpuplane.serving.request import FinishReason, Request
+from gpuplane.serving.routing.engine_slot import EngineSlot
 from gpuplane.serving.routing.outcome import RequestOutcome, Status
 from gpuplane.serving.routing.pd import (
     PREFILL_SUFFIX,
@@ -22,6 +28,7 @@ from gpuplane.serving.routing.pd import (
     should_disaggregate,
 )
 from gpuplane.serving.routing.prefix_index import ChainEntry, PrefixIndex
+from gpuplane.serving.routing.priority import ServingPriority
 from gpuplane.serving.routing.router import (
     NEEDS_PRECISE_PREFIX,
     NEEDS_PREFIX_INDEX,
@@ -30,59 +37,78 @@ from gpuplane.serving.routing.router import (
     Router,
     RoutingSnapshot,
 )
+from gpuplane.serving.routing.settings import SimulationSettings
+from gpuplane.serving.traffic.sessions import Session
 
-if TYPE_CHECKING:
-    import numpy as np
-
-    from gpuplane.serving.routing.simulation import EngineSlot, SimulationSettings, _Tracked
-    from gpuplane.serving.traffic.sessions import Session
+ARRIVAL, TRANSFER = int(ServingPriority.ARRIVAL), int(ServingPriority.TRANSFER)
 
 
-class RequestFlow(ABC):
-    router: Router
-    prefill_router: Router
-    settings: SimulationSettings
-    kv_transfer_s: Callable[[int], float] | None
-    prefix_index: PrefixIndex
-    now_s: float
-    _slots: dict[str, EngineSlot]
-    _tracked: dict[str, _Tracked]
-    _outcomes: list[RequestOutcome]
-    _queue: deque[_Tracked]
-    _num_arrived: int
-    _rr: int
-    _session_engine: dict[str, str]
-    _rng: np.random.Generator
-    _routable: dict[tuple[Role, ...], tuple[list[EngineSlot], int]]
-    _pd: bool | None
+@dataclass(slots=True)
+class TrackedRequest:
+    req: Request
+    session: tuple[Session, int] | None = None
+    reroutes: int = 0
+    phase: str = "whole"  # whole | prefill (then decode) | decode
+    engine_id: str | None = None
+    prefill_engine_id: str | None = None
+    decode_engine_id: str | None = None
+    prefill_cached: int = 0
 
-    @abstractmethod
-    def _push(self, t: float, prio: int, kind: str, payload: object) -> None:
-        """Schedule an event (the simulation's event heap)."""
 
-    @abstractmethod
-    def _mark(self, slot: EngineSlot) -> None:
-        """Note that an engine's state changed and it must plan its next step."""
+class RequestPath:
+    """Owner of the requests of one serving run and of the engines they are routed to (mutable)."""
+
+    def __init__(
+        self,
+        loop: EventLoop,
+        router: Router,
+        settings: SimulationSettings,
+        *,
+        prefill_router: Router | None = None,
+        kv_transfer_s: Callable[[int], float] | None = None,
+        prefix_index: PrefixIndex | None = None,
+    ) -> None:
+        self.loop = loop
+        self.router = router
+        self.prefill_router = prefill_router or router
+        self.settings = settings
+        self.kv_transfer_s = kv_transfer_s
+        self.prefix_index = prefix_index or PrefixIndex()
+        self.slots: dict[str, EngineSlot] = {}
+        self.dirty: set[str] = set()  # engines whose queue changed since they last planned
+        self.tracked: dict[str, TrackedRequest] = {}
+        self.outcomes: list[RequestOutcome] = []
+        self.queue: deque[TrackedRequest] = deque()  # held while no engine is ready
+        self.num_arrived = 0
+        self.rr = 0
+        self.session_engine: dict[str, str] = {}
+        self.rng: np.random.Generator = RngStreams(settings.seed).stream("routing-tie-break")
+        # Derived from the set of engines and their readiness (see slots_changed).
+        self.routable: dict[tuple[Role, ...], tuple[list[EngineSlot], int]] = {}
+        self.pd: bool | None = None
 
     # -- arrival and routing ------------------------------------------------------------------
-    def _arrive(self, req: Request, session: tuple[Session, int] | None) -> None:
-        from gpuplane.serving.routing.simulation import _Tracked
-
-        if req.request_id in self._tracked:
+    def arrive(self, req: Request, session: tuple[Session, int] | None) -> None:
+        if req.request_id in self.tracked:
             raise ValueError(f"request id {req.request_id} is already in flight")
-        self._num_arrived += 1
-        tr = _Tracked(req, session)
-        self._tracked[req.request_id] = tr
-        self._route(tr)
+        self.num_arrived += 1
+        tr = TrackedRequest(req, session)
+        self.tracked[req.request_id] = tr
+        self.route(tr)
+
+    def next_turn(self, turn: tuple[Session, int]) -> None:
+        """The event handler: a session's next turn arrives."""
+        session, k = turn
+        self.arrive(session.request(k, self.loop.now_s), turn)
 
     def _candidates(self, roles: tuple[Role, ...], req: Request) -> tuple[list[EngineSlot], str]:
         """Routable engines of these roles that can serve ``req``, or why there are none."""
-        cached = self._routable.get(roles)
+        cached = self.routable.get(roles)
         if cached is None:
             # Kept until an engine is added, removed, becomes ready or stops accepting.
-            found = [s for s in self._slots.values() if s.routable and s.role in roles]
+            found = [s for s in self.slots.values() if s.routable and s.role in roles]
             shortest = min((s.engine.config.max_model_len for s in found), default=0)
-            cached = self._routable[roles] = (found, shortest)
+            cached = self.routable[roles] = (found, shortest)
         slots, shortest = cached
         if not slots:
             return [], "no ready engine"
@@ -94,19 +120,19 @@ class RequestFlow(ABC):
             return [], slots[0].engine.rejection(req) or "no engine can serve it"
         return ok, ""
 
-    def _slots_changed(self) -> None:
+    def slots_changed(self) -> None:
         """Forget what was derived from the set of engines and their readiness."""
-        self._routable.clear()
-        self._pd = None
+        self.routable.clear()
+        self.pd = None
 
-    def _pd_mode(self) -> bool:
-        if self._pd is None:
-            self._pd = any(s.role != "both" for s in self._slots.values())
-        return self._pd
+    def pd_mode(self) -> bool:
+        if self.pd is None:
+            self.pd = any(s.role != "both" for s in self.slots.values())
+        return self.pd
 
-    def _route(self, tr: _Tracked) -> None:
-        req, t = tr.req, self.now_s
-        pd = self._pd_mode()
+    def route(self, tr: TrackedRequest) -> None:
+        req, t = tr.req, self.loop.now_s
+        pd = self.pd_mode()
         slots, why = self._candidates(("decode", "both") if pd else ("both",), req)
         if not slots:
             self._no_engine(tr, why)
@@ -118,18 +144,17 @@ class RequestFlow(ABC):
         if decision.engine_id is None:
             self._no_engine(tr, decision.reason)
             return
-        dest = self._slots[decision.engine_id]
+        dest = self.slots[decision.engine_id]
         self._after_decision(req, dest, needs, chain)
         if pd and self._try_split(tr, dest):
             return
         tr.phase, tr.engine_id = "whole", dest.engine.engine_id
-        self._send(dest, req, t)
+        self.send(dest, req, t)
 
-    def _try_split(self, tr: _Tracked, dest: EngineSlot) -> bool:
+    def _try_split(self, tr: TrackedRequest, dest: EngineSlot) -> bool:
         req = tr.req
         prefill, _ = self._candidates(("prefill",), req)
-        cached = dest.engine.kv.match_blocks(req.content(), req.prompt_tokens)
-        cached *= dest.engine.block_size
+        cached = dest.engine.cached_prefix_tokens(req.content(), req.prompt_tokens)
         if not prefill or not should_disaggregate(req.prompt_tokens, cached, self.settings.pd):
             return False
         pre = prefill_request(req)
@@ -138,12 +163,12 @@ class RequestFlow(ABC):
         decision = self.prefill_router.decide(snap)
         if decision.engine_id is None:
             return False
-        pslot = self._slots[decision.engine_id]
+        pslot = self.slots[decision.engine_id]
         self._after_decision(pre, pslot, needs, chain)
         tr.phase = "prefill"
         tr.prefill_engine_id = pslot.engine.engine_id
         tr.decode_engine_id = dest.engine.engine_id
-        self._send(pslot, pre, self.now_s)
+        self.send(pslot, pre, self.loop.now_s)
         return True
 
     def _snapshot(
@@ -158,7 +183,7 @@ class RequestFlow(ABC):
         content = req.content() if precise else ()
         prompt = req.prompt_tokens
         views: list[EngineView] = []
-        now = self.now_s
+        now = self.loop.now_s
         for s in slots:
             e = s.engine
             v = s.view
@@ -168,52 +193,58 @@ class RequestFlow(ABC):
                 or s.view_due < now
                 or v[4] != s.outstanding
             ):
-                v = _fresh_view(s, now)
+                # Read anew (request-independent fields) and remember it with the engine's
+                # state_version and the time until which it holds.
+                waiting, running, used, total, bs, due = e.view(now)
+                v = tuple.__new__(  # EngineView(...) without the named tuple's Python __new__
+                    EngineView,
+                    (e.engine_id, waiting, running, used / total, s.outstanding, used, bs, 0, 0),
+                )
+                s.view, s.view_version, s.view_due = v, e.state_version, due
             if look or precise:
-                eid, bs = v[0], v[6]
-                matched = index.matched_blocks(eid, chain) if look and index is not None else 0
-                cached = e.kv.match_blocks(content, prompt) * bs if precise else 0
+                matched = index.matched_blocks(v[0], chain) if look and index is not None else 0
+                cached = e.cached_prefix_tokens(content, prompt) if precise else 0
                 v = tuple.__new__(EngineView, (*v[:7], matched, cached))
             views.append(v)
         snap = RoutingSnapshot(
             now,
             req,
             tuple(views),
-            self._rr,
-            self._session_engine.get(req.session_id) if req.session_id else None,
+            self.rr,
+            self.session_engine.get(req.session_id) if req.session_id else None,
             index.total_blocks(chain) if index is not None else 0,
-            float(self._rng.random()),
+            float(self.rng.random()),
         )
         return snap, chain
 
     def _after_decision(
         self, req: Request, slot: EngineSlot, needs: frozenset[str], chain: list[ChainEntry]
     ) -> None:
-        self._rr += 1
+        self.rr += 1
         if NEEDS_PREFIX_INDEX in needs:
             self.prefix_index.record(slot.engine.engine_id, chain)
         if req.session_id:
-            self._session_engine[req.session_id] = slot.engine.engine_id
+            self.session_engine[req.session_id] = slot.engine.engine_id
 
-    def _send(self, slot: EngineSlot, req: Request, t: float, external: int = 0) -> None:
-        self._handle(slot, slot.engine.advance(t))
+    def send(self, slot: EngineSlot, req: Request, t: float, external: int = 0) -> None:
+        self.handle(slot, slot.engine.advance(t))
         slot.engine.add_request(req, t, external)
         slot.outstanding += 1
-        self._mark(slot)
+        self.dirty.add(slot.engine.engine_id)
 
-    def _no_engine(self, tr: _Tracked, why: str) -> None:
+    def _no_engine(self, tr: TrackedRequest, why: str) -> None:
         limit = self.settings.router_queue_limit
-        if why == "no ready engine" and len(self._queue) < limit:
-            self._queue.append(tr)
+        if why == "no ready engine" and len(self.queue) < limit:
+            self.queue.append(tr)
             return
         full = "; router queue full" if why == "no ready engine" and limit else ""
         self._finish(tr, Status.REJECTED, why + full)
 
     # -- results from engines -----------------------------------------------------------------
-    def _handle(self, slot: EngineSlot, records: list[RequestRecord]) -> None:
+    def handle(self, slot: EngineSlot, records: list[RequestRecord]) -> None:
         for rec in records:
             slot.outstanding -= 1
-            tr = self._tracked.get(original_id(rec.request_id))
+            tr = self.tracked.get(original_id(rec.request_id))
             if tr is None:
                 continue
             if rec.finish_reason is FinishReason.ABORT:
@@ -221,33 +252,36 @@ class RequestFlow(ABC):
             elif tr.phase == "prefill" and rec.request_id.endswith(PREFILL_SUFFIX):
                 tr.prefill_cached = rec.cached_tokens
                 delay = self.kv_transfer_s(rec.prompt_tokens) if self.kv_transfer_s else 0.0
-                self._push(self.now_s + delay, 20, "transfer", tr.req.request_id)
+                loop = self.loop
+                loop.post(loop.now_s + delay, TRANSFER, self.transfer_done, tr.req.request_id)
             else:
                 self._complete(tr, rec)
         if slot.draining and slot.engine.is_idle():
-            self._slots.pop(slot.engine.engine_id, None)
-            self._slots_changed()
+            self.slots.pop(slot.engine.engine_id, None)
+            self.slots_changed()
 
-    def _transfer_done(self, request_id: str, t: float) -> None:
-        tr = self._tracked.get(request_id)
+    def transfer_done(self, request_id: str) -> None:
+        """The event handler: a prefill's KV cache reached its decode engine."""
+        t = self.loop.now_s
+        tr = self.tracked.get(request_id)
         if tr is None or tr.decode_engine_id is None:
             return
-        dest = self._slots.get(tr.decode_engine_id)
+        dest = self.slots.get(tr.decode_engine_id)
         if dest is None or not dest.routable:
             self._reroute(tr, f"decode engine {tr.decode_engine_id} left during the KV transfer")
             return
         tr.phase, tr.engine_id = "decode", dest.engine.engine_id
-        self._send(dest, tr.req, t, external=tr.req.prompt_tokens - 1)
+        self.send(dest, tr.req, t, external=tr.req.prompt_tokens - 1)
 
-    def _reroute(self, tr: _Tracked, why: str) -> None:
+    def _reroute(self, tr: TrackedRequest, why: str) -> None:
         if tr.reroutes >= self.settings.max_reroutes:
             self._finish(tr, Status.ABORTED, f"{why}; gave up after {tr.reroutes} reroutes")
             return
         tr.reroutes += 1
         tr.phase, tr.prefill_engine_id, tr.decode_engine_id = "whole", None, None
-        self._route(tr)
+        self.route(tr)
 
-    def _complete(self, tr: _Tracked, rec: RequestRecord) -> None:
+    def _complete(self, tr: TrackedRequest, rec: RequestRecord) -> None:
         cached = tr.prefill_cached if tr.prefill_engine_id else rec.cached_tokens
         out = RequestOutcome(
             tr.req.request_id,
@@ -265,19 +299,19 @@ class RequestFlow(ABC):
             rec.num_preemptions,
             tr.reroutes,
         )
-        self._outcomes.append(out)
-        del self._tracked[tr.req.request_id]
+        self.outcomes.append(out)
+        del self.tracked[tr.req.request_id]
         if tr.session is not None:
             session, k = tr.session
             if k + 1 < len(session.turns):
                 when = rec.end_s + session.turns[k + 1].think_s
-                self._push(when, 10, "turn", (session, k + 1))
+                self.loop.post(when, ARRIVAL, self.next_turn, (session, k + 1))
 
-    def _finish(self, tr: _Tracked, status: Status, reason: str) -> None:
-        self._outcomes.append(self._outcome(tr, status, reason))
-        self._tracked.pop(tr.req.request_id, None)
+    def _finish(self, tr: TrackedRequest, status: Status, reason: str) -> None:
+        self.outcomes.append(self.outcome(tr, status, reason))
+        self.tracked.pop(tr.req.request_id, None)
 
-    def _outcome(self, tr: _Tracked, status: Status, reason: str) -> RequestOutcome:
+    def outcome(self, tr: TrackedRequest, status: Status, reason: str) -> RequestOutcome:
         return RequestOutcome(
             tr.req.request_id,
             status,
@@ -289,35 +323,3 @@ class RequestFlow(ABC):
             prompt_tokens=tr.req.prompt_tokens,
             reroutes=tr.reroutes,
         )
-
-
-def _fresh_view(slot: EngineSlot, now: float) -> EngineView:
-    """Read the slot's engine as a router sees it at ``now`` (request-independent fields) and
-    remember it, with the engine's ``state_version`` and the time until which it stays valid."""
-    e = slot.engine
-    fl = e._inflight
-    if fl is not None and fl.allocated < len(fl.ends) and fl.ends[fl.allocated - 1] < now:
-        e.observe(now)  # a decode step started since: it took its blocks
-    kv = e.kv
-    used = kv.num_blocks - kv.num_free
-    view = tuple.__new__(  # EngineView(...) without the named tuple's Python-level __new__
-        EngineView,
-        (
-            e.engine_id,
-            len(e.waiting),
-            len(e.running),
-            used / kv.num_blocks,
-            slot.outstanding,
-            used,
-            e.block_size,
-            0,
-            0,
-        ),
-    )
-    slot.view, slot.view_version = view, e.state_version
-    # Until the next decode step of the run starts, ``observe`` would change nothing.
-    fl = e._inflight
-    slot.view_due = (
-        fl.ends[fl.allocated - 1] if fl is not None and fl.allocated < len(fl.ends) else math.inf
-    )
-    return view
