@@ -7,7 +7,7 @@ lookup does.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal, cast, get_args
+from typing import Literal, get_args
 
 from gpuplane.core.errors import InputError
 from gpuplane.serving.routing.basic import LeastOutstandingRouter, RoundRobinRouter
@@ -19,13 +19,12 @@ from gpuplane.serving.routing.session_affinity import SessionAffinityRouter
 RouterName = Literal["llm-d", "round-robin", "least-outstanding", "session-affinity", "kv-cost"]
 ROUTER_NAMES: tuple[RouterName, ...] = get_args(RouterName)
 
-# cast: Router declares plain attributes that the frozen dataclasses expose read-only.
 _FACTORIES: dict[RouterName, Callable[[], Router]] = {
-    "llm-d": cast(Callable[[], Router], WeightedScorerRouter),
-    "round-robin": cast(Callable[[], Router], RoundRobinRouter),
-    "least-outstanding": cast(Callable[[], Router], LeastOutstandingRouter),
-    "session-affinity": cast(Callable[[], Router], SessionAffinityRouter),
-    "kv-cost": cast(Callable[[], Router], KvCostRouter),
+    "llm-d": WeightedScorerRouter,
+    "round-robin": RoundRobinRouter,
+    "least-outstanding": LeastOutstandingRouter,
+    "session-affinity": SessionAffinityRouter,
+    "kv-cost": KvCostRouter,
 }
 
 if tuple(_FACTORIES) != ROUTER_NAMES:
@@ -34,7 +33,7 @@ if tuple(_FACTORIES) != ROUTER_NAMES:
 
 def make_router(name: str) -> Router:
     """A new router of this name (``llm-d`` is the weighted-scorer endpoint picker)."""
-    factory = _FACTORIES.get(cast(RouterName, name))
+    factory = next((f for n, f in _FACTORIES.items() if n == name), None)
     if factory is None:
         raise InputError(f"unknown router {name!r}; valid routers: {', '.join(ROUTER_NAMES)}")
     return factory()

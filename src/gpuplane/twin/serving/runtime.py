@@ -34,6 +34,7 @@ from gpuplane.serving.metrics.exporter import engine_samples
 from gpuplane.serving.models.catalog import resolve_model
 from gpuplane.serving.models.shape import ModelShape
 from gpuplane.serving.routing.registry import make_router
+from gpuplane.serving.routing.router import Role
 from gpuplane.serving.routing.simulation import ServingSimulation, SimulationSettings
 from gpuplane.serving.steptime.kv_transfer import KvLink, kv_transfer_s
 from gpuplane.twin.autoscaling.slo_capacity import capacity_from_engine
@@ -158,12 +159,14 @@ class ServingRuntime:
             self.c.count("engine_start_failures")
             self.kubelet.crash(pod, f"engine failed to start: {err.render()}")
             return
-        role = "prefill" if self._deployment_of(pod) == svc.spec.prefill_deployment else "both"
+        role: Role = (
+            "prefill" if self._deployment_of(pod) == svc.spec.prefill_deployment else "both"
+        )
         if svc.spec.prefill_deployment is not None and role == "both":
             role = "decode"
         ready = self.c.now + self._cold_start_s(pod, node.name, built.plan.weights_bytes)
         svc.sim.run_until(self.c.now)
-        svc.sim.add_engine(built.engine, ready_at_s=ready, role=role)  # type: ignore[arg-type]
+        svc.sim.add_engine(built.engine, ready_at_s=ready, role=role)
         svc.engines[pod.uid] = _Engine(
             pod.uid,
             svc.spec.name,
