@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from gpuplane.api.resources import NVIDIA_GPU
+
 PERCENT = re.compile(r"^(\d+)%$")
 
 
@@ -121,7 +123,7 @@ class TimeSlicing:
     """
 
     replicas: int
-    resource: str = "nvidia.com/gpu"
+    resource: str = NVIDIA_GPU
     rename_by_default: bool = False
     fail_requests_greater_than_one: bool = False
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
 from gpuplane.autoscaler.keda.model import ScaledObjectIn
 from gpuplane.core.kernel import EventHandle, Priority, TwinError
 from gpuplane.scheduler.framework.config import ProfileConfig
@@ -36,7 +37,7 @@ from gpuplane.twin.mig.devices import MIG_CONFIG_LABEL, MIG_STATE_LABEL, mig_slo
 from gpuplane.twin.mig.manager import MigConfigChange, MigManager
 from gpuplane.twin.scenario.serving_spec import ServingSpec
 from gpuplane.twin.scenario.settings import TwinSettings
-from gpuplane.twin.scenario.spec import CPU, GPU, MEMORY, PODS, NodePoolSpec, Workload
+from gpuplane.twin.scenario.spec import NodePoolSpec, Workload
 from gpuplane.twin.scheduling.loop import SchedulerLoop
 from gpuplane.twin.scheduling.placement import PlacementPolicy
 from gpuplane.twin.serving.runtime import ServingRuntime
@@ -92,7 +93,7 @@ def make_node(pool: NodePoolSpec, index: int) -> Node:
                 "nvidia.com/mig.strategy": pool.mig.strategy,
             }
         )
-    capacity = {**alloc, GPU: len(slots), **{k: len(v) for k, v in ext.items()}}
+    capacity = {**alloc, NVIDIA_GPU: len(slots), **{k: len(v) for k, v in ext.items()}}
     return Node(
         name=name,
         pool=pool.name,
@@ -118,11 +119,11 @@ def advertised_devices(pool: NodePoolSpec) -> tuple[list[DeviceSlot], dict[str, 
     """``nvidia.com/gpu`` devices and other device resources the pool's device plugin lists."""
     num_gpus = pool.topology.num_gpus
     cfg = pool.device_plugin
-    if cfg is None or cfg.strategy is SharingStrategy.NONE or cfg.replicas_of(GPU) <= 1:
+    if cfg is None or cfg.strategy is SharingStrategy.NONE or cfg.replicas_of(NVIDIA_GPU) <= 1:
         return whole_gpus(num_gpus), {}
-    slots = replica_slots(num_gpus, cfg.replicas_of(GPU))
+    slots = replica_slots(num_gpus, cfg.replicas_of(NVIDIA_GPU))
     if cfg.rename_by_default:
-        return [], {cfg.advertised_name(GPU): slots}
+        return [], {cfg.advertised_name(NVIDIA_GPU): slots}
     return slots, {}
 
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.scheduler.framework.types import (
     BASE_RESOURCES,
-    GPU,
     GPU_MILLI,
     MILLI_PER_GPU,
     BoolArray,
@@ -131,7 +131,7 @@ def make_snapshot(
     matrix = np.asarray(gpu_free_milli, dtype=np.int64)
     if matrix.ndim != 2 or matrix.shape[0] != n:
         matrix = matrix.reshape(n, -1) if matrix.size else np.zeros((n, 0), dtype=np.int64)
-    g, m = resources.index(GPU), resources.index(GPU_MILLI)
+    g, m = resources.index(NVIDIA_GPU), resources.index(GPU_MILLI)
     alloc[m] = alloc[g] * MILLI_PER_GPU
     req[g], req[m] = gpu_rows(matrix, alloc[g])
     return ClusterSnapshot(

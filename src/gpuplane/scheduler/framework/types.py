@@ -20,14 +20,12 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-CPU = "cpu"
-MEMORY = "memory"
-PODS = "pods"
-GPU = "nvidia.com/gpu"
+from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
+
 GPU_MILLI = "gpuplane.io/gpu-milli"
 MILLI_PER_GPU = 1000
 # The rows every snapshot carries first, in this order; other resources follow sorted.
-BASE_RESOURCES = (CPU, MEMORY, PODS, GPU, GPU_MILLI)
+BASE_RESOURCES = (CPU, MEMORY, PODS, NVIDIA_GPU, GPU_MILLI)
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]

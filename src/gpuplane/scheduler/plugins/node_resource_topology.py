@@ -33,14 +33,13 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuplane.api.resources import CPU, MEMORY
 from gpuplane.scheduler.framework.explain import ReasonGroup
 from gpuplane.scheduler.framework.interfaces import FILTER, SCORE, Handle
 from gpuplane.scheduler.framework.registry import register
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.status import SUCCESS, Code, Status, unschedulable
 from gpuplane.scheduler.framework.types import (
-    CPU,
-    MEMORY,
     QOS_BEST_EFFORT,
     QOS_GUARANTEED,
     BoolArray,

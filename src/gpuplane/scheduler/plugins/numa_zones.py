@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gpuplane.scheduler.framework.types import CPU, MEMORY, QOS_GUARANTEED
+from gpuplane.api.resources import CPU, MEMORY
+from gpuplane.scheduler.framework.types import QOS_GUARANTEED
 from gpuplane.topology.nrt import ResourceTopology
 
 HIGHEST_NUMA_ID = 8  # Topology Manager's limit; also the LeastNUMANodes score unit (100 / 8)

@@ -34,12 +34,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from gpuplane.api.resources import MIG_RESOURCE_PREFIX, NVIDIA_GPU
 from gpuplane.core.errors import InputError
 from gpuplane.core.yamlio import validate_yaml
 
 VERSION = "v1"
-GPU_RESOURCE = "nvidia.com/gpu"
-_MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-\d+g\.\d+gb(\+me)?$")
+_MIG_RESOURCE = re.compile("^" + re.escape(MIG_RESOURCE_PREFIX) + r"\d+g\.\d+gb(\+me)?$")
 _DEVICE_REF = re.compile(
     r"^(\d+|\d+:\d+|GPU-[0-9a-fA-F-]{36}|MIG-[0-9a-fA-F-]{36}|MIG-GPU-[0-9a-fA-F-]{36}/\d+/\d+)$"
 )
@@ -70,7 +70,7 @@ class ReplicaResource(_Model):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if value != GPU_RESOURCE and not _MIG_RESOURCE.match(value):
+        if value != NVIDIA_GPU and not _MIG_RESOURCE.match(value):
             raise ValueError(
                 f"unsupported resource {value!r}; expected nvidia.com/gpu or a MIG resource "
                 "such as nvidia.com/mig-1g.10gb"

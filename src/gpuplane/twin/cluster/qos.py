@@ -17,7 +17,8 @@ differ below a millicore compare equal here.
 
 from __future__ import annotations
 
-from gpuplane.twin.scenario.spec import CPU, MEMORY, PodTemplate, QosClass, Resources
+from gpuplane.api.resources import CPU, MEMORY
+from gpuplane.twin.scenario.spec import PodTemplate, QosClass, Resources
 
 _QOS_RESOURCES = (CPU, MEMORY)
 

@@ -12,6 +12,7 @@ each NUMA node's whole memory), hugepages, and devices other than ``nvidia.com/g
 
 from __future__ import annotations
 
+from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU
 from gpuplane.kubelet.admission import AdmitResult, ContainerRequest, GpuChooser, admit_pod
 from gpuplane.kubelet.admission import node_state as kubelet_node_state
 from gpuplane.kubelet.config import CpuManagerPolicy, MemoryManagerPolicy
@@ -20,7 +21,7 @@ from gpuplane.slicing.devices import DeviceSlot
 from gpuplane.slicing.sharing.advertise import distribute
 from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.cluster.store import ObjectStore
-from gpuplane.twin.scenario.spec import CPU, GPU, MEMORY, ContainerSpec, QosClass
+from gpuplane.twin.scenario.spec import ContainerSpec, QosClass
 
 
 class NodeAdmission:
@@ -43,7 +44,7 @@ class NodeAdmission:
         """The GPUs the kubelet will allocate to ``pod`` on ``node``: inside the Topology
         Manager's affinity where the node runs one, else the device plugin's preference among
         the free whole GPUs (the lowest ids if it has none)."""
-        need = pod.requests.get(GPU, 0)
+        need = pod.requests.get(NVIDIA_GPU, 0)
         if not need:
             return ()
         free = self.store.free_whole_gpus(node)
@@ -144,6 +145,6 @@ def _request(c: ContainerSpec, *, init: bool, align_gpus: bool = True) -> Contai
         c.name,
         cpu_milli=c.requests.get(CPU, 0),
         memory_bytes=c.requests.get(MEMORY, 0),
-        gpus=c.requests.get(GPU, 0) if align_gpus else 0,
+        gpus=c.requests.get(NVIDIA_GPU, 0) if align_gpus else 0,
         init=init,
     )

@@ -30,11 +30,6 @@ if TYPE_CHECKING:
     from gpuplane.twin.scenario.serving_spec import ServingSpec
     from gpuplane.twin.scenario.settings import TwinSettings
 
-CPU = "cpu"
-MEMORY = "memory"
-GPU = "nvidia.com/gpu"
-PODS = "pods"
-
 Resources = dict[str, int]
 
 

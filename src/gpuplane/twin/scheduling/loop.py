@@ -17,6 +17,7 @@ cycles, and the application of each decision (bindings, pods waiting at Permit, 
 
 from __future__ import annotations
 
+from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.core.kernel import EventHandle, Priority
 from gpuplane.scheduler.framework.decision import (
     Binding,
@@ -35,7 +36,6 @@ from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.cluster.store import GPU_MILLI
 from gpuplane.twin.kubelet.gpu_devices import dra_fraction, gpu_fraction
 from gpuplane.twin.kubelet.simulator import KubeletSim
-from gpuplane.twin.scenario.spec import GPU
 from gpuplane.twin.scheduling.placement import PlacementPolicy
 from gpuplane.twin.scheduling.snapshot import SnapshotBuilder
 
@@ -168,7 +168,11 @@ class SchedulerLoop:
         placed it."""
         # Whole GPUs are the kubelet's choice (the scheduler only counts them); a share's GPU is
         # the one the scheduler picked, as a sharing device plugin reads it from the pod.
-        ids = self.kubelet.admission.gpus_at_bind(node, pod) if pod.requests.get(GPU, 0) else ()
+        ids = (
+            self.kubelet.admission.gpus_at_bind(node, pod)
+            if pod.requests.get(NVIDIA_GPU, 0)
+            else ()
+        )
         if b.gpu_share is not None:
             return ids, (b.gpu_share.gpu, b.gpu_share.milli)
         milli = pod.requests.get(GPU_MILLI, 0)

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot, make_snapshot
 from gpuplane.scheduler.framework.types import (
     BASE_RESOURCES,
@@ -31,7 +32,6 @@ from gpuplane.topology.model import NodeTopology
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.node_taints import NOT_READY_TAINT
 from gpuplane.twin.cluster.objects import Node, Pod
-from gpuplane.twin.scenario.spec import CPU, GPU, MEMORY, PODS
 from gpuplane.twin.scheduling.nrt_view import NrtView
 
 _NO_POD = int(np.iinfo(np.int64).max)
@@ -194,7 +194,7 @@ class SnapshotBuilder:
         names, labels, taints, cordoned = self._static_columns()
         alloc, used = self._extra_rows(pending)
         alloc.update({k: store.alloc[k] for k in (CPU, MEMORY, PODS)})
-        alloc[GPU] = store.alloc_gpu
+        alloc[NVIDIA_GPU] = store.alloc_gpu
         used.update({k: store.alloc[k] - store.free[k] for k in (CPU, MEMORY, PODS)})
         has_groups = bool(store.pod_groups) and (
             bool(waiting) or any(p.pod_group is not None for p in pending)
