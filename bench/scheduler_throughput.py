@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
+from gpuplane.api.taints import Taint, Toleration
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.scheduler.framework.decision import SchedulingDecision
 from gpuplane.scheduler.framework.scheduler import Scheduler
@@ -28,8 +29,6 @@ from gpuplane.scheduler.framework.types import (
     BoundPod,
     PodGroupInfo,
     PodInfo,
-    Taint,
-    Toleration,
     WaitingPod,
 )
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from gpuplane.api.resources import CPU, MEMORY, PODS
+from gpuplane.api.taints import Taint
 from gpuplane.core.cpuset import format_cpu_list, parse_cpu_list
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.field_errors import LineOf, fail, relocate
@@ -32,7 +33,7 @@ from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.resolve import HARDWARE_SUFFIXES, resolve_topology
 from gpuplane.twin.mig.devices import MigPoolSpec, layouts_from_config
 from gpuplane.twin.scenario.schema import ControlPlane, NodePool, QuantityText, pool_topology_ref
-from gpuplane.twin.scenario.spec import NodePoolSpec, Taint
+from gpuplane.twin.scenario.spec import NodePoolSpec
 
 _HARDWARE = tuple(HARDWARE_SUFFIXES) + tuple(s.upper() for s in HARDWARE_SUFFIXES)
 RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")

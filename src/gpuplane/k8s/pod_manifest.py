@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from gpuplane.api.taints import Toleration
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.api_types import Container, ObjectMeta, PodSpec, PodTemplateSpec
 from gpuplane.k8s.api_types import Toleration as TolerationModel
@@ -25,7 +26,7 @@ from gpuplane.k8s.quantity import parse_manifest_quantity
 from gpuplane.k8s.resources import container_resources, parse_resource_list, qualified_name_errors
 from gpuplane.twin.cluster.cluster import POD_GROUP_LABEL
 from gpuplane.twin.scenario.inference import InferenceServerSpec
-from gpuplane.twin.scenario.spec import ContainerSpec, PodTemplate, RestartPolicy, Toleration
+from gpuplane.twin.scenario.spec import ContainerSpec, PodTemplate, RestartPolicy
 
 # scheduler-plugins before v0.24 named the coscheduling label after its old API group.
 LEGACY_POD_GROUP_LABEL = "pod-group.scheduling.sigs.k8s.io"

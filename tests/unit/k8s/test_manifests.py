@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gpuplane.api.taints import Toleration
 from gpuplane.core.errors import InputError
 from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.k8s.manifests import ParsedManifest, load_manifest, parse_manifest
@@ -177,7 +178,7 @@ def test_vllm_deployment() -> None:
     assert main.limits == {"nvidia.com/gpu": 4, "cpu": 32000, "memory": 256 * GiB}
     assert t.init_containers[0].requests == {"cpu": 2000, "memory": 8 * GiB}
     assert t.priority_class_name == "inference-high"
-    assert t.tolerations == (tw.Toleration("nvidia.com/gpu", "Exists", None, "NoSchedule"),)
+    assert t.tolerations == (Toleration("nvidia.com/gpu", "Exists", None, "NoSchedule"),)
     assert t.node_selector == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
     assert t.affinity is not None and "podAntiAffinity" in t.affinity
     assert t.termination_grace_period_s == 120.0

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
+from gpuplane.api.taints import Taint, Toleration
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot, make_snapshot
 from gpuplane.scheduler.framework.types import (
     GPU_MILLI,
@@ -16,8 +17,6 @@ from gpuplane.scheduler.framework.types import (
     NominatedPod,
     PodGroupInfo,
     PodInfo,
-    Taint,
-    Toleration,
     WaitingPod,
 )
 

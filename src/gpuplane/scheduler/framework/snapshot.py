@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpuplane.api.resources import NVIDIA_GPU
+from gpuplane.api.taints import Taint
 from gpuplane.scheduler.framework.types import (
     BASE_RESOURCES,
     GPU_MILLI,
@@ -29,7 +30,6 @@ from gpuplane.scheduler.framework.types import (
     IntArray,
     NominatedPod,
     PodGroupInfo,
-    TaintLike,
     WaitingPod,
 )
 from gpuplane.slicing.dra.snapshot import DraSnapshot
@@ -51,7 +51,7 @@ class ClusterSnapshot:
 
     node_names: tuple[str, ...]
     node_labels: tuple[Mapping[str, str], ...]
-    node_taints: tuple[tuple[TaintLike, ...], ...]
+    node_taints: tuple[tuple[Taint, ...], ...]
     unschedulable: BoolArray
     resources: tuple[str, ...]
     allocatable: IntArray
@@ -103,7 +103,7 @@ def make_snapshot(
     requested: Mapping[str, IntArray],
     gpu_free_milli: IntArray,
     node_labels: Sequence[Mapping[str, str]] | None = None,
-    node_taints: Sequence[tuple[TaintLike, ...]] | None = None,
+    node_taints: Sequence[tuple[Taint, ...]] | None = None,
     unschedulable: BoolArray | None = None,
     bound_pods: Mapping[str, BoundPod] | None = None,
     lowest_priority: IntArray | None = None,

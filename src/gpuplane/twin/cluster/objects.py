@@ -11,12 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from gpuplane.api.taints import Taint
 from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.slicing.devices import DeviceKind, DeviceSlot
 from gpuplane.slicing.mig.layout import Layout
 from gpuplane.slicing.sharing.config import DevicePluginConfig
 from gpuplane.topology.model import NodeTopology
-from gpuplane.twin.scenario.spec import PodTemplate, QosClass, Resources, Taint
+from gpuplane.twin.scenario.spec import PodTemplate, QosClass, Resources
 
 
 class PodPhase(StrEnum):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Literal
 
+from gpuplane.api.taints import Taint, Toleration
 from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.slicing.dra.pod_claims import PodResourceClaim
 from gpuplane.slicing.sharing.config import DevicePluginConfig
@@ -43,22 +44,6 @@ class QosClass(StrEnum):
     GUARANTEED = "Guaranteed"
     BURSTABLE = "Burstable"
     BEST_EFFORT = "BestEffort"
-
-
-@dataclass(frozen=True, slots=True)
-class Toleration:
-    key: str | None = None
-    operator: Literal["Equal", "Exists"] = "Equal"
-    value: str | None = None
-    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
-    toleration_seconds: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Taint:
-    key: str
-    value: str = ""
-    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
 
 
 @dataclass(frozen=True, slots=True)

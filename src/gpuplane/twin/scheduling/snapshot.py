@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
+from gpuplane.api.taints import Taint
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot, make_snapshot
 from gpuplane.scheduler.framework.types import (
     BASE_RESOURCES,
@@ -24,7 +25,6 @@ from gpuplane.scheduler.framework.types import (
     NominatedPod,
     PodGroupInfo,
     PodInfo,
-    TaintLike,
     WaitingPod,
 )
 from gpuplane.slicing.dra.snapshot import DraSnapshot
@@ -37,7 +37,7 @@ from gpuplane.twin.scheduling.nrt_view import NrtView
 _NO_POD = int(np.iinfo(np.int64).max)
 _BASE = frozenset(BASE_RESOURCES)
 _Static = tuple[
-    tuple[str, ...], tuple[Mapping[str, str], ...], tuple[tuple[TaintLike, ...], ...], np.ndarray
+    tuple[str, ...], tuple[Mapping[str, str], ...], tuple[tuple[Taint, ...], ...], np.ndarray
 ]
 
 
@@ -251,7 +251,7 @@ def _containers(pod: Pod) -> tuple[ContainerInfo, ...]:
     )
 
 
-def _taints(node: Node) -> tuple[TaintLike, ...]:
+def _taints(node: Node) -> tuple[Taint, ...]:
     if node.ready and not node.lost:
         return tuple(node.taints)
     return (NOT_READY_TAINT, *node.taints)
