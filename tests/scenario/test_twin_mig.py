@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpuplane.twin.cluster.objects import PodPhase
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.twin.mig.devices import MigPoolSpec, layouts_from_config
 from gpuplane.twin.scenario.spec import (
     ArriveAt,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.api.resources import NVIDIA_GPU
-from gpuplane.twin.cluster.objects import PodPhase
 from gpuplane.twin.cluster.store import ObjectStore
 
 COLUMNS = (

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.api.resources import NVIDIA_GPU
-from gpuplane.twin.cluster.objects import PodPhase
 
 if TYPE_CHECKING:
     from gpuplane.twin.simulation import Simulation

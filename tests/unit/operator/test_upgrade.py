@@ -6,6 +6,7 @@ from itertools import product
 
 import pytest
 
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.operator.cluster_policy import DrainSpec, PodDeletionSpec, WaitForCompletionSpec
 from gpuplane.operator.upgrade import decide_upgrades, upgrades_available
 from gpuplane.operator.upgrade_state import (
@@ -13,7 +14,6 @@ from gpuplane.operator.upgrade_state import (
     UPGRADE_STATE_LABEL,
     VALID_TRANSITIONS,
     IllegalUpgradeTransitionError,
-    PodPhase,
     PodRef,
     UpgradeSnapshot,
     UpgradeState,

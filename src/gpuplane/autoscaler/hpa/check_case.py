@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.autoscaler.hpa.check_models import (
     BehaviorRateCase,
     ControllerCase,
@@ -39,13 +40,7 @@ from gpuplane.autoscaler.hpa.normalize import (
     stabilize_legacy,
     stabilize_with_behaviors,
 )
-from gpuplane.autoscaler.hpa.pods import (
-    ConditionStatus,
-    ContainerInfo,
-    PodInfo,
-    PodMetric,
-    PodPhase,
-)
+from gpuplane.autoscaler.hpa.pods import ConditionStatus, ContainerInfo, PodInfo, PodMetric
 from gpuplane.autoscaler.hpa.replica_calculator import (
     PodContext,
     Proposal,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from gpuplane.api.qos import QosClass
 from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
 from gpuplane.api.taints import Toleration
 
@@ -37,11 +38,6 @@ class GpuShare:
 
     gpu: int
     milli: int
-
-
-QOS_GUARANTEED = "Guaranteed"
-QOS_BURSTABLE = "Burstable"
-QOS_BEST_EFFORT = "BestEffort"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +73,7 @@ class PodInfo:
     group_created_s: float | None = None
     # The pod's QoS class (Guaranteed, Burstable, BestEffort) and its containers; a pod given
     # without containers is read as one container holding ``requests``.
-    qos: str = QOS_BURSTABLE
+    qos: QosClass = QosClass.BURSTABLE
     containers: tuple[ContainerInfo, ...] = ()
 
     @property

@@ -17,8 +17,9 @@ differ below a millicore compare equal here.
 
 from __future__ import annotations
 
+from gpuplane.api.qos import QosClass
 from gpuplane.api.resources import CPU, MEMORY
-from gpuplane.twin.scenario.spec import PodTemplate, QosClass, Resources
+from gpuplane.twin.scenario.spec import PodTemplate, Resources
 
 _QOS_RESOURCES = (CPU, MEMORY)
 

@@ -12,6 +12,7 @@ each NUMA node's whole memory), hugepages, and devices other than ``nvidia.com/g
 
 from __future__ import annotations
 
+from gpuplane.api.qos import QosClass
 from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU
 from gpuplane.kubelet.admission import AdmitResult, ContainerRequest, GpuChooser, admit_pod
 from gpuplane.kubelet.admission import node_state as kubelet_node_state
@@ -21,7 +22,7 @@ from gpuplane.slicing.devices import DeviceSlot
 from gpuplane.slicing.sharing.advertise import distribute
 from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.cluster.store import ObjectStore
-from gpuplane.twin.scenario.spec import ContainerSpec, QosClass
+from gpuplane.twin.scenario.spec import ContainerSpec
 
 
 class NodeAdmission:

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.core.kernel import Priority
 from gpuplane.slicing.sharing.advertise import ADMISSION_REASON, request_error
 from gpuplane.twin.cluster.cluster import Cluster
-from gpuplane.twin.cluster.objects import Node, Pod, PodPhase
+from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.kubelet.admission import NodeAdmission
 from gpuplane.twin.kubelet.gpu_memory import check_start
 from gpuplane.twin.scenario.spec import RestartPolicy

@@ -40,12 +40,6 @@ class RestartPolicy(StrEnum):
     NEVER = "Never"
 
 
-class QosClass(StrEnum):
-    GUARANTEED = "Guaranteed"
-    BURSTABLE = "Burstable"
-    BEST_EFFORT = "BestEffort"
-
-
 @dataclass(frozen=True, slots=True)
 class ContainerSpec:
     name: str

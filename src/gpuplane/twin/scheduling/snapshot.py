@@ -76,7 +76,7 @@ class SnapshotBuilder:
             scheduler_name=t.scheduler_name,
             nominated_node=pod.nominated_node_name,
             group_created_s=group.created_s if group is not None else None,
-            qos=pod.qos.value,
+            qos=pod.qos,
             containers=_containers(pod),
         )
 
