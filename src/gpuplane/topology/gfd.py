@@ -28,19 +28,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 
 from gpuplane.api.resources import NVIDIA_GPU
+from gpuplane.api.strategies import SharingStrategy
 from gpuplane.core.errors import InputError
 from gpuplane.topology.catalog import GpuModel, default_catalog
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.nvml_api import DriverInfo, GpuFacts
-
-
-class SharingStrategy(StrEnum):
-    NONE = "none"
-    TIME_SLICING = "time-slicing"
-    MPS = "mps"
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
+from gpuplane.api.strategies import SharingStrategy
 from gpuplane.autoscaler.keda.model import ScaledObjectIn
 from gpuplane.core.kernel import EventHandle, Priority, TwinError
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.slicing.devices import DeviceSlot, whole_gpus
 from gpuplane.slicing.devices import replicas as replica_slots
-from gpuplane.slicing.sharing.config import SharingStrategy
 from gpuplane.twin import metrics
 from gpuplane.twin.autoscaling.keda import Autoscaling
 from gpuplane.twin.autoscaling.slo import SloScaling

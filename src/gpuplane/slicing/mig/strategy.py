@@ -27,20 +27,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 from gpuplane.api.resources import NVIDIA_GPU
+from gpuplane.api.strategies import MigStrategy
 from gpuplane.slicing.mig.layout import EMPTY_LAYOUT, Instance, Layout
 from gpuplane.slicing.mig.profiles import MigGpu, MigProfile
 from gpuplane.topology.catalog import default_catalog
 
 STRATEGY_LABEL = "nvidia.com/mig.strategy"
-
-
-class MigStrategy(StrEnum):
-    NONE = "none"
-    SINGLE = "single"
-    MIXED = "mixed"
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gpuplane.api.resources import MIG_RESOURCE_PREFIX, NVIDIA_GPU
+from gpuplane.api.strategies import MigStrategy, SharingStrategy
 from gpuplane.core.errors import InputError
 from gpuplane.core.yamlio import validate_yaml
 
@@ -43,18 +43,6 @@ _MIG_RESOURCE = re.compile("^" + re.escape(MIG_RESOURCE_PREFIX) + r"\d+g\.\d+gb(
 _DEVICE_REF = re.compile(
     r"^(\d+|\d+:\d+|GPU-[0-9a-fA-F-]{36}|MIG-[0-9a-fA-F-]{36}|MIG-GPU-[0-9a-fA-F-]{36}/\d+/\d+)$"
 )
-
-
-class SharingStrategy(StrEnum):
-    NONE = "none"
-    TIME_SLICING = "time-slicing"
-    MPS = "mps"
-
-
-class MigStrategyName(StrEnum):
-    NONE = "none"
-    SINGLE = "single"
-    MIXED = "mixed"
 
 
 class _Model(BaseModel):
@@ -129,7 +117,7 @@ class Sharing(_Model):
 
 class Flags(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
-    mig_strategy: MigStrategyName = Field(default=MigStrategyName.NONE, alias="migStrategy")
+    mig_strategy: MigStrategy = Field(default=MigStrategy.NONE, alias="migStrategy")
 
 
 class ConfigFile(_Model):
@@ -159,7 +147,7 @@ class Replication:
 
 @dataclass(frozen=True, slots=True)
 class DevicePluginConfig:
-    mig_strategy: MigStrategyName = MigStrategyName.NONE
+    mig_strategy: MigStrategy = MigStrategy.NONE
     strategy: SharingStrategy = SharingStrategy.NONE
     replications: tuple[Replication, ...] = ()
     rename_by_default: bool = False

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from gpuplane.api.resources import NVIDIA_GPU
-from gpuplane.slicing.mig.strategy import MigStrategy, NodeGpu, plugin_view
+from gpuplane.api.strategies import MigStrategy
+from gpuplane.slicing.mig.strategy import NodeGpu, plugin_view
 from gpuplane.slicing.sharing.advertise import sharing_labels
 from gpuplane.topology.gfd import gfd_labels
 from gpuplane.twin.cluster.objects import Node
