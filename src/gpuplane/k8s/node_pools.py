@@ -18,12 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from gpuplane.api.quantity import EXPECTED, Quantity
 from gpuplane.api.resources import CPU, MEMORY, PODS
 from gpuplane.api.taints import Taint
 from gpuplane.core.cpuset import format_cpu_list, parse_cpu_list
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.field_errors import LineOf, fail, relocate
-from gpuplane.k8s.quantity import EXPECTED, Quantity, parse_manifest_quantity
+from gpuplane.k8s.quantity import parse_manifest_quantity
 from gpuplane.k8s.resources import canonical_amount
 from gpuplane.kubelet.admission import node_state
 from gpuplane.kubelet.config import KubeletConfig

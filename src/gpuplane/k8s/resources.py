@@ -23,10 +23,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gpuplane.api.quantity import EXPECTED, Quantity, parse_quantity
 from gpuplane.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.field_errors import fail
-from gpuplane.k8s.quantity import EXPECTED, Quantity, parse_manifest_quantity, parse_quantity
+from gpuplane.k8s.quantity import parse_manifest_quantity
 
 HUGEPAGES_PREFIX = "hugepages-"
 _STANDARD_CONTAINER = frozenset({CPU, MEMORY, EPHEMERAL_STORAGE})
