@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpuplane.api.owner import OwnerRef
 from gpuplane.api.pod_phase import TERMINAL_PHASES, PodPhase
 from gpuplane.api.qos import QosClass
 from gpuplane.api.taints import Taint
@@ -39,13 +40,6 @@ VALID_POD_TRANSITIONS: dict[PodPhase, frozenset[PodPhase]] = {
 
 class IllegalTransition(ValueError):
     pass
-
-
-@dataclass(frozen=True, slots=True)
-class OwnerRef:
-    kind: str
-    name: str
-    namespace: str
 
 
 @dataclass(slots=True)
