@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from gpuplane.api.resources import NVIDIA_GPU
+from gpuplane.api.resources import MEMORY, NVIDIA_GPU
 from gpuplane.kubelet.cpu_manager import CpuTopology, allocate_cpus, cpu_hints, exclusive_cpus
 from gpuplane.kubelet.device_manager import Device, device_hints
 from gpuplane.kubelet.resource_hints import amount_hints
@@ -91,7 +91,7 @@ def _hints(
     if node.memory_free is not None and node.memory_capacity is not None and guaranteed:
         providers.append(
             {
-                "memory": amount_hints(
+                MEMORY: amount_hints(
                     list(node.numa.nodes), node.memory_free, node.memory_capacity, req.memory_bytes
                 )
             }

@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpuplane.api.qos import QosClass
-from gpuplane.api.resources import CPU, MEMORY
+from gpuplane.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from gpuplane.topology.nrt import ResourceTopology
 
 HIGHEST_NUMA_ID = 8  # Topology Manager's limit; also the LeastNUMANodes score unit (100 / 8)
 MAX_DISTANCE = 255  # ACPI SLIT: unknown distance
-NATIVE = frozenset({CPU, MEMORY, "ephemeral-storage", "pods"})
+NATIVE = frozenset({CPU, MEMORY, EPHEMERAL_STORAGE, PODS})
 IGNORED = frozenset({"pods"})
 
 
