@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
 
-from gpuplane.api.taints import Toleration
+from gpuplane.api.taints import TaintEffect, Toleration
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.api_types import Container, ObjectMeta, PodSpec, PodTemplateSpec
 from gpuplane.k8s.api_types import Toleration as TolerationModel
@@ -34,7 +33,6 @@ DEFAULT_SCHEDULER = "default-scheduler"
 DEFAULT_GRACE_S = 30
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 _EFFECTS: dict[str, TaintEffect] = {
     "NoSchedule": "NoSchedule",
     "PreferNoSchedule": "PreferNoSchedule",
