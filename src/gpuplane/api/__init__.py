@@ -8,5 +8,5 @@ Kubernetes attaches to it (apimachinery, k8s.io/api core/v1), nothing more.
 
 What does not: file formats. Reading or writing YAML/JSON (manifests, pydantic shapes of a file)
 stays in ``gpuplane.k8s`` (Kubernetes kinds) or in the package whose file it is; those readers
-produce these values. The layer sits just above ``core`` and imports nothing else of gpuplane.
+produce these values. The layer sits just above ``core``, the only package it imports.
 """
