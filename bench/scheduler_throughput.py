@@ -18,21 +18,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
+from gpuplane.api.taints import Taint, Toleration
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.scheduler.framework.decision import SchedulingDecision
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot, make_snapshot
 from gpuplane.scheduler.framework.types import (
-    CPU,
-    GPU,
     GPU_MILLI,
-    MEMORY,
-    PODS,
     BoundPod,
     PodGroupInfo,
     PodInfo,
-    Taint,
-    Toleration,
     WaitingPod,
 )
 from gpuplane.scheduler.plugins.registry import in_tree_registry
@@ -120,7 +116,7 @@ def _pod(
 ) -> PodInfo:
     requests = {CPU: int(rng.integers(1, 16)) * 1000, MEMORY: int(rng.integers(4, 64)) * GIB}
     if gpus:
-        requests[GPU] = gpus
+        requests[NVIDIA_GPU] = gpus
     if milli:
         requests[GPU_MILLI] = milli
     selector = {"nvidia.com/gpu.product": PRODUCTS[0]} if rng.random() < 0.2 else {}
@@ -150,7 +146,7 @@ def snapshot(c: Cluster, pending: Sequence[PodInfo], now_s: float) -> ClusterSna
             CPU: np.full(n, 128_000),
             MEMORY: np.full(n, 1024 * GIB),
             PODS: np.full(n, 110),
-            GPU: np.full(n, 8),
+            NVIDIA_GPU: np.full(n, 8),
         },
         requested={CPU: c.cpu, MEMORY: c.mem, PODS: c.pods},
         gpu_free_milli=c.matrix.copy(),

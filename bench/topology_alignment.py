@@ -27,6 +27,7 @@ import argparse
 import math
 import time
 
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.kubelet.admission import node_state
 from gpuplane.kubelet.config import CpuManagerPolicy, GpuAllocation, KubeletConfig
 from gpuplane.kubelet.cpu_manager import allocate_cpus
@@ -35,7 +36,7 @@ from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.topology.collective import best_ring
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.presets import load_preset
-from gpuplane.twin.cluster.objects import Pod, PodPhase
+from gpuplane.twin.cluster.objects import Pod
 from gpuplane.twin.scenario.settings import TwinSettings
 from gpuplane.twin.scenario.spec import (
     ArriveAt,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.kubelet.config import CpuManagerPolicy, GpuAllocation, KubeletConfig
 from gpuplane.kubelet.topology_manager.policy import PolicyName
-from gpuplane.twin.cluster.objects import Pod, PodPhase
+from gpuplane.twin.cluster.objects import Pod
 from gpuplane.twin.scenario.spec import (
     ContainerSpec,
     DeploymentSpec,

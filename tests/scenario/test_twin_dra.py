@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.twin.build import simulation_from_spec
-from gpuplane.twin.cluster.objects import PodPhase
 
 SCENARIO = """\
 name: dra

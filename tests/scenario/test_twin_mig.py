@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpuplane.twin.cluster.objects import Pod, PodPhase
+from gpuplane.api.pod_phase import PodPhase
+from gpuplane.twin.cluster.objects import Pod
 from gpuplane.twin.mig.devices import MigPoolSpec, layouts_from_config
 from gpuplane.twin.scenario.spec import (
     ArriveAt,

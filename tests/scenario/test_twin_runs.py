@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuplane.twin.cluster.objects import PodPhase
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.twin.scenario.spec import (
     ArriveAt,
     ArrivePoisson,

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.twin.build import simulation_from_spec
-from gpuplane.twin.cluster.objects import PodPhase
 from gpuplane.twin.scenario.spec import (
     ArriveAt,
     ContainerSpec,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.slicing.sharing.config import DevicePluginConfig, device_plugin_config_from_dict
-from gpuplane.twin.cluster.objects import PodPhase
 from gpuplane.twin.scenario.spec import ArriveAt, DeploymentSpec, PodTemplate, Workload
 from tests.factories import make_pool, make_template
 from tests.twin_factories import RecordedSimulation

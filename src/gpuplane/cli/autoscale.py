@@ -10,12 +10,12 @@ from typing import Annotated, Any
 
 import typer
 
-from gpuplane.autoscaler.hpa.check_case import FAMILIES, run_json
 from gpuplane.autoscaler.hpa.spec import hpa_to_dict
 from gpuplane.autoscaler.keda.hpa_generation import hpa_for
 from gpuplane.autoscaler.keda.scalers import build_scaler
 from gpuplane.autoscaler.promql import Scalar, evaluate
 from gpuplane.autoscaler.promql.series_file import load_series_text
+from gpuplane.cli.cases.hpa_check import FAMILIES, run_json
 from gpuplane.cli.console import print_json
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location

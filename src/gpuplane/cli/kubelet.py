@@ -6,8 +6,8 @@ import sys
 
 import typer
 
+from gpuplane.cli.cases.merge_hints import run_json
 from gpuplane.cli.console import print_json
-from gpuplane.kubelet.topology_manager.check_case import run_json
 
 kubelet_app = typer.Typer(
     help="kubelet node-level decisions (Topology Manager).",

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from gpuplane.api.strategies import MigStrategy
 from gpuplane.cli.console import out, print_json
 from gpuplane.core.errors import InputError, Location
 from gpuplane.slicing.mig.catalog import get_mig_gpu
@@ -26,7 +27,7 @@ from gpuplane.slicing.mig.serialize import (
     plugin_view_to_dict,
     profiles_to_dict,
 )
-from gpuplane.slicing.mig.strategy import MigStrategy, NodeGpu, plugin_view
+from gpuplane.slicing.mig.strategy import NodeGpu, plugin_view
 
 mig_app = typer.Typer(
     help="NVIDIA MIG: profiles, valid layouts, device-plugin resources, mig-parted configs, "

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 from pydantic import field_validator as _field_validator
 
+from gpuplane.api.strategies import MigStrategy
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.validation import describe_error
 from gpuplane.core.yamlio import LineIndex, field_path, parse_yaml
@@ -326,9 +327,7 @@ def _to_dataclass(m: ClusterPolicyManifest) -> cp.ClusterPolicy:
             config_default=(mm_config.default if mm_config else None) or "all-disabled",
         ),
         validator=_component(spec.validator),
-        mig_strategy=cp.MigStrategy(
-            spec.mig.strategy if spec.mig and spec.mig.strategy else "none"
-        ),
+        mig_strategy=MigStrategy(spec.mig.strategy if spec.mig and spec.mig.strategy else "none"),
         sandbox_workloads=bool(spec.sandboxWorkloads and spec.sandboxWorkloads.enabled),
     )
 

@@ -1,9 +1,9 @@
-"""Labels and label selectors: validation messages and matching as Kubernetes does them.
+"""Labels and label selectors as manifests write them: the meta/v1 shapes and their validation
+messages as Kubernetes gives them. Matching is the selector value's (``gpuplane.api.selectors``).
 
 Checked against kubernetes/apimachinery (read through the code index): ``pkg/util/validation``
-(``IsQualifiedName``, ``IsValidLabelValue``), ``pkg/apis/meta/v1/validation``
-(``ValidateLabelSelector``, ``ValidateLabels``) and ``pkg/labels/selector.go`` (``In``, ``NotIn``,
-``Exists``, ``DoesNotExist``; every requirement must hold; matchLabels are ``In`` with one value).
+(``IsQualifiedName``, ``IsValidLabelValue``) and ``pkg/apis/meta/v1/validation``
+(``ValidateLabelSelector``, ``ValidateLabels``).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
+from gpuplane.api import selectors as api_selectors
 from gpuplane.k8s.field_errors import fail
 from gpuplane.k8s.resources import qualified_name_errors
 
@@ -42,23 +43,10 @@ class LabelSelector(BaseModel):
     def is_empty(self) -> bool:
         return not self.match_labels and not self.match_expressions
 
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        for key, value in (self.match_labels or {}).items():
-            if labels.get(key) != value:
-                return False
-        return all(_requirement_holds(r, labels) for r in self.match_expressions or ())
-
-
-def _requirement_holds(req: LabelSelectorRequirement, labels: Mapping[str, str]) -> bool:
-    present = req.key in labels
-    values = set(req.values or ())
-    if req.operator == "In":
-        return present and labels[req.key] in values
-    if req.operator == "NotIn":
-        return not present or labels[req.key] not in values
-    if req.operator == "Exists":
-        return present
-    return not present  # DoesNotExist
+    def to_selector(self) -> api_selectors.LabelSelector:
+        """The selector these fields describe (its matching is ``gpuplane.api.selectors``')."""
+        exprs = [(r.key, r.operator, r.values) for r in self.match_expressions or ()]
+        return api_selectors.from_match_fields(self.match_labels, exprs)
 
 
 def label_value_error(value: str) -> str | None:

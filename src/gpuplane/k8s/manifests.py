@@ -182,7 +182,7 @@ def _job_selector(spec: wm.JobSpec, labels: dict[str, str]) -> None:
     if spec.selector is None:
         raise fail("Required value", "spec.selector", "a selector when manualSelector is true")
     check_selector(spec.selector, "spec.selector")
-    if not spec.selector.matches(labels):
+    if not spec.selector.to_selector().matches(labels):
         raise fail(
             f"Invalid value: {labels!r}: `selector` does not match template `labels`",
             "spec.template.metadata.labels",

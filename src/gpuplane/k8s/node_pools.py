@@ -18,10 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from gpuplane.api.quantity import EXPECTED, Quantity
+from gpuplane.api.resources import CPU, MEMORY, PODS
+from gpuplane.api.taints import Taint
 from gpuplane.core.cpuset import format_cpu_list, parse_cpu_list
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.field_errors import LineOf, fail, relocate
-from gpuplane.k8s.quantity import EXPECTED, Quantity, parse_manifest_quantity
+from gpuplane.k8s.quantity import parse_manifest_quantity
 from gpuplane.k8s.resources import canonical_amount
 from gpuplane.kubelet.admission import node_state
 from gpuplane.kubelet.config import KubeletConfig
@@ -31,7 +34,7 @@ from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.resolve import HARDWARE_SUFFIXES, resolve_topology
 from gpuplane.twin.mig.devices import MigPoolSpec, layouts_from_config
 from gpuplane.twin.scenario.schema import ControlPlane, NodePool, QuantityText, pool_topology_ref
-from gpuplane.twin.scenario.spec import CPU, MEMORY, PODS, NodePoolSpec, Taint
+from gpuplane.twin.scenario.spec import NodePoolSpec
 
 _HARDWARE = tuple(HARDWARE_SUFFIXES) + tuple(s.upper() for s in HARDWARE_SUFFIXES)
 RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")

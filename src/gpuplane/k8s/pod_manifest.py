@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
 
+from gpuplane.api.taints import TaintEffect, Toleration
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.api_types import Container, ObjectMeta, PodSpec, PodTemplateSpec
 from gpuplane.k8s.api_types import Toleration as TolerationModel
@@ -25,7 +25,7 @@ from gpuplane.k8s.quantity import parse_manifest_quantity
 from gpuplane.k8s.resources import container_resources, parse_resource_list, qualified_name_errors
 from gpuplane.twin.cluster.cluster import POD_GROUP_LABEL
 from gpuplane.twin.scenario.inference import InferenceServerSpec
-from gpuplane.twin.scenario.spec import ContainerSpec, PodTemplate, RestartPolicy, Toleration
+from gpuplane.twin.scenario.spec import ContainerSpec, PodTemplate, RestartPolicy
 
 # scheduler-plugins before v0.24 named the coscheduling label after its old API group.
 LEGACY_POD_GROUP_LABEL = "pod-group.scheduling.sigs.k8s.io"
@@ -33,7 +33,6 @@ DEFAULT_SCHEDULER = "default-scheduler"
 DEFAULT_GRACE_S = 30
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 _EFFECTS: dict[str, TaintEffect] = {
     "NoSchedule": "NoSchedule",
     "PreferNoSchedule": "PreferNoSchedule",

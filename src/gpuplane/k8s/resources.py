@@ -23,18 +23,18 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gpuplane.api.quantity import EXPECTED, Quantity, parse_quantity
+from gpuplane.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.field_errors import fail
-from gpuplane.k8s.quantity import EXPECTED, Quantity, parse_manifest_quantity, parse_quantity
+from gpuplane.k8s.quantity import parse_manifest_quantity
 
-CPU = "cpu"
-MEMORY = "memory"
 HUGEPAGES_PREFIX = "hugepages-"
-_STANDARD_CONTAINER = frozenset({CPU, MEMORY, "ephemeral-storage"})
+_STANDARD_CONTAINER = frozenset({CPU, MEMORY, EPHEMERAL_STORAGE})
 # pkg/apis/core/helper: integerResources (quota object counts) are whole like extended resources.
 _INTEGER_RESOURCES = frozenset(
     {
-        "pods",
+        PODS,
         "services",
         "replicationcontrollers",
         "resourcequotas",

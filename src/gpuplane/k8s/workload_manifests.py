@@ -98,7 +98,7 @@ def check_controller_selector(
     check_selector(selector, f"{path}.selector")
     if selector.is_empty():
         raise fail("empty selector is invalid for deployment", f"{path}.selector")
-    if not selector.matches(labels):
+    if not selector.to_selector().matches(labels):
         raise fail(
             f"Invalid value: {labels!r}: `selector` does not match template `labels`",
             f"{path}.template.metadata.labels",

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from gpuplane.api.resources import MEMORY, NVIDIA_GPU
 from gpuplane.kubelet.cpu_manager import CpuTopology, allocate_cpus, cpu_hints, exclusive_cpus
 from gpuplane.kubelet.device_manager import Device, device_hints
 from gpuplane.kubelet.resource_hints import amount_hints
@@ -26,7 +27,6 @@ from gpuplane.kubelet.topology_manager.numa_info import NumaInfo
 from gpuplane.kubelet.topology_manager.policy import PolicyName, PolicyOptions, merge_hints
 from gpuplane.topology.model import NodeTopology
 
-GPU_RESOURCE = "nvidia.com/gpu"
 REJECT_REASON = "TopologyAffinityError"
 REJECT_MESSAGE = "Resources cannot be allocated with Topology locality"
 
@@ -91,7 +91,7 @@ def _hints(
     if node.memory_free is not None and node.memory_capacity is not None and guaranteed:
         providers.append(
             {
-                "memory": amount_hints(
+                MEMORY: amount_hints(
                     list(node.numa.nodes), node.memory_free, node.memory_capacity, req.memory_bytes
                 )
             }
@@ -102,10 +102,10 @@ def _hints(
         providers.append(
             device_hints(
                 list(node.numa.nodes),
-                {GPU_RESOURCE: node.gpus},
-                {GPU_RESOURCE: req.gpus},
+                {NVIDIA_GPU: node.gpus},
+                {NVIDIA_GPU: req.gpus},
                 {},
-                {GPU_RESOURCE: taken_gpus},
+                {NVIDIA_GPU: taken_gpus},
             )
         )
     return providers

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from gpuplane.api.resources import CPU
 from gpuplane.kubelet.resource_hints import amount_hints
 from gpuplane.kubelet.topology_manager.bitmask import BitMask
 from gpuplane.kubelet.topology_manager.hints import TopologyHint
@@ -44,19 +45,19 @@ def cpu_hints(
     topo: CpuTopology, request: int, assigned: Collection[int], taken: Collection[int]
 ) -> dict[str, list[TopologyHint] | None]:
     if request == 0:
-        return {"cpu": None}
+        return {CPU: None}
     numa_nodes = sorted(topo.cpus_by_numa)
     if assigned:
         if len(assigned) != request:
-            return {"cpu": []}
+            return {CPU: []}
         free = {n: sum(1 for c in assigned if topo.numa_of(c) == n) for n in numa_nodes}
     else:
         busy = set(taken) | topo.reserved
         free = {n: sum(1 for c in cpus if c not in busy) for n, cpus in topo.cpus_by_numa.items()}
     capacity = {n: len(c) - len(topo.reserved & set(c)) for n, c in topo.cpus_by_numa.items()}
     if sum(free.values()) < request:
-        return {"cpu": []}
-    return {"cpu": amount_hints(numa_nodes, free, capacity, request)}
+        return {CPU: []}
+    return {CPU: amount_hints(numa_nodes, free, capacity, request)}
 
 
 def allocate_cpus(

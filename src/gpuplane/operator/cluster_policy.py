@@ -21,15 +21,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from enum import StrEnum
+
+from gpuplane.api.resources import NVIDIA_GPU
+from gpuplane.api.strategies import MigStrategy
 
 PERCENT = re.compile(r"^(\d+)%$")
-
-
-class MigStrategy(StrEnum):
-    NONE = "none"
-    SINGLE = "single"
-    MIXED = "mixed"
 
 
 def percent_or_int(value: int | str, total: int) -> int:
@@ -121,7 +117,7 @@ class TimeSlicing:
     """
 
     replicas: int
-    resource: str = "nvidia.com/gpu"
+    resource: str = NVIDIA_GPU
     rename_by_default: bool = False
     fail_requests_greater_than_one: bool = False
 

@@ -3,18 +3,15 @@
 The upgrade policy's ``podSelector`` fields are such strings; the controller hands them to
 ``metav1.ListOptions.LabelSelector``, which apimachinery ``pkg/labels/selector.go`` (Parse) reads.
 Supported operators are the ones Parse accepts: ``=``, ``==``, ``!=``, ``in``, ``notin``, ``exists``
-(a bare key), ``!key``, ``>`` and ``<`` (integer values). As there, ``!=`` and ``notin`` also match
-pods without the key, and the empty selector matches everything.
+(a bare key), ``!key``, ``>`` and ``<`` (integer values). The parsed selector and its matching
+are ``gpuplane.api.selectors``'.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Literal
 
-Operator = Literal["exists", "!exists", "=", "!=", "in", "notin", "gt", "lt"]
+from gpuplane.api.selectors import LabelSelector, Operator, Requirement
 
 # Qualified names and label values as apimachinery validation defines them.
 _NAME = r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)"
@@ -23,43 +20,6 @@ _KEY = re.compile(rf"^({_PREFIX}/)?{_NAME}$")
 _VALUE = re.compile(rf"^{_NAME}?$")
 _SET = re.compile(r"^(?P<key>\S+)\s+(?P<op>in|notin)\s*\((?P<values>[^()]*)\)$")
 _BINARY = re.compile(r"^(?P<key>[^=!<>\s]+)\s*(?P<op>==|=|!=|<|>)\s*(?P<value>[^=!<>\s]*)$")
-
-
-@dataclass(frozen=True, slots=True)
-class Requirement:
-    key: str
-    op: Operator
-    values: tuple[str, ...] = ()
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        present = self.key in labels
-        value = labels.get(self.key, "")
-        if self.op == "exists":
-            return present
-        if self.op == "!exists":
-            return not present
-        if self.op in ("=", "in"):
-            return present and value in self.values
-        if self.op in ("!=", "notin"):
-            return not present or value not in self.values
-        # gt/lt: apimachinery compares integers and treats a non-integer label as no match.
-        if not present or not re.fullmatch(r"[+-]?\d+", value):
-            return False
-        bound = int(self.values[0])
-        return int(value) > bound if self.op == "gt" else int(value) < bound
-
-
-@dataclass(frozen=True, slots=True)
-class LabelSelector:
-    text: str
-    requirements: tuple[Requirement, ...] = ()
-
-    @property
-    def is_empty(self) -> bool:
-        return not self.requirements
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        return all(r.matches(labels) for r in self.requirements)
 
 
 def _split_terms(text: str) -> list[str]:

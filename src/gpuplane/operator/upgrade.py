@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.operator.cluster_policy import ClusterPolicy, percent_or_int
 from gpuplane.operator.selector import join_selectors, parse_label_selector
 from gpuplane.operator.upgrade_state import (
@@ -31,7 +32,6 @@ from gpuplane.operator.upgrade_state import (
     SKIP_DRAIN_SELECTOR,
     VALIDATION_TIMEOUT_S,
     NodeUpgradeAction,
-    PodPhase,
     PodRef,
     UpgradeDecision,
     UpgradeNode,

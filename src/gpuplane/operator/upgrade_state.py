@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from gpuplane.api.pod_phase import PodPhase
+
 UPGRADE_STATE_LABEL = "nvidia.com/gpu-driver-upgrade-state"
 UPGRADE_SKIP_LABEL = "nvidia.com/gpu-driver-upgrade.skip"  # "true": never upgrade this node
 SKIP_DRAIN_LABEL = "nvidia.com/gpu-driver-upgrade-drain.skip"  # on pods: drain leaves them
@@ -140,13 +142,6 @@ def transition(current: UpgradeState, nxt: UpgradeState) -> UpgradeState:
             f"driver upgrade cannot go {str(current)!r} -> {str(nxt)!r}; allowed: {allowed}"
         )
     return nxt
-
-
-class PodPhase(StrEnum):
-    PENDING = "Pending"
-    RUNNING = "Running"
-    SUCCEEDED = "Succeeded"
-    FAILED = "Failed"
 
 
 @dataclass(frozen=True, slots=True)

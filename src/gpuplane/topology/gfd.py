@@ -28,20 +28,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 
+from gpuplane.api.resources import NVIDIA_GPU
+from gpuplane.api.strategies import SharingStrategy
 from gpuplane.core.errors import InputError
 from gpuplane.topology.catalog import GpuModel, default_catalog
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.nvml_api import DriverInfo, GpuFacts
-
-GPU_RESOURCE = "nvidia.com/gpu"
-
-
-class SharingStrategy(StrEnum):
-    NONE = "none"
-    TIME_SLICING = "time-slicing"
-    MPS = "mps"
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,10 +130,10 @@ def _resource_labels(product: str, count: int, sharing: GpuSharing | None) -> di
     if shared and sharing is not None and not sharing.renamed and name:
         name += "-SHARED"
     return {
-        f"{GPU_RESOURCE}.product": name,
-        f"{GPU_RESOURCE}.count": str(count),
-        f"{GPU_RESOURCE}.replicas": str(replicas),
-        f"{GPU_RESOURCE}.sharing-strategy": strategy.value,
+        f"{NVIDIA_GPU}.product": name,
+        f"{NVIDIA_GPU}.count": str(count),
+        f"{NVIDIA_GPU}.replicas": str(replicas),
+        f"{NVIDIA_GPU}.sharing-strategy": strategy.value,
     }
 
 
@@ -192,12 +185,12 @@ def gfd_labels(
     # GFD leaves the memory label out when NVML reports 0, and the architecture labels out when
     # the compute major is 0; an uncatalogued GPU without facts is treated the same way.
     if dev.memory_mib:
-        labels[f"{GPU_RESOURCE}.memory"] = str(dev.memory_mib)
+        labels[f"{NVIDIA_GPU}.memory"] = str(dev.memory_mib)
     if dev.compute is not None and dev.compute[0] != 0:
         major, minor = dev.compute
-        labels[f"{GPU_RESOURCE}.family"] = arch_family(major, minor)
-        labels[f"{GPU_RESOURCE}.compute.major"] = str(major)
-        labels[f"{GPU_RESOURCE}.compute.minor"] = str(minor)
+        labels[f"{NVIDIA_GPU}.family"] = arch_family(major, minor)
+        labels[f"{NVIDIA_GPU}.compute.major"] = str(major)
+        labels[f"{NVIDIA_GPU}.compute.minor"] = str(minor)
     catalog = default_catalog()
     mig = any((m := catalog.find(g.model)) is not None and m.mig_capable for g in topo.gpus)
     labels["nvidia.com/mig.capable"] = "true" if mig else "false"

@@ -37,14 +37,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeVar
 
+from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU
 from gpuplane.core.errors import InputError
 from gpuplane.core.ids import NumaId
 from gpuplane.topology.model import NodeTopology, NumaNode
 
 ZONE_TYPE_NUMA = "Node"
-CPU = "cpu"
-MEMORY = "memory"
-GPU = "nvidia.com/gpu"
 LOCAL_DISTANCE = 10
 REMOTE_DISTANCE = 20
 
@@ -200,7 +198,7 @@ def node_resource_topology(
     reserved_memory_bytes: Mapping[int, int] | None = None,
     allocated_cpus: Collection[int] = (),
     allocated_gpus: Collection[int] = (),
-    gpu_resource: str = GPU,
+    gpu_resource: str = NVIDIA_GPU,
     gpu_replicas: int = 1,
 ) -> ResourceTopology:
     """The zones NFD's topology-updater would publish for ``topo``.

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplane.twin.cluster.objects import PodPhase
+from gpuplane.api.pod_phase import PodPhase
+from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.twin.cluster.store import ObjectStore
-from gpuplane.twin.scenario.spec import GPU
 
 COLUMNS = (
     "t_s",
@@ -52,7 +52,7 @@ def sample(store: ObjectStore, t_s: float, counters: dict[str, int]) -> dict[str
         "nodes_lost": lost,
         "gpus_capacity": capacity,
         "gpus_allocatable": gpus_allocatable,
-        "gpus_allocated": gpus_allocatable - int(store.free[GPU].sum()),
+        "gpus_allocated": gpus_allocatable - int(store.free[NVIDIA_GPU].sum()),
         "pods_pending": pending,
         "pods_running": running,
         "pods_succeeded": counters.get("pods_succeeded", 0),

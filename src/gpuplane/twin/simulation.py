@@ -10,6 +10,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
+from gpuplane.api.strategies import SharingStrategy
 from gpuplane.autoscaler.keda.model import ScaledObjectIn
 from gpuplane.core.kernel import EventHandle, Priority, TwinError
 from gpuplane.scheduler.framework.config import ProfileConfig
@@ -17,7 +19,6 @@ from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.plugins.registry import in_tree_registry
 from gpuplane.slicing.devices import DeviceSlot, whole_gpus
 from gpuplane.slicing.devices import replicas as replica_slots
-from gpuplane.slicing.sharing.config import SharingStrategy
 from gpuplane.twin import metrics
 from gpuplane.twin.autoscaling.keda import Autoscaling
 from gpuplane.twin.autoscaling.slo import SloScaling
@@ -37,7 +38,7 @@ from gpuplane.twin.mig.devices import MIG_CONFIG_LABEL, MIG_STATE_LABEL, mig_slo
 from gpuplane.twin.mig.manager import MigConfigChange, MigManager
 from gpuplane.twin.scenario.serving_spec import ServingSpec
 from gpuplane.twin.scenario.settings import TwinSettings
-from gpuplane.twin.scenario.spec import CPU, GPU, MEMORY, PODS, NodePoolSpec, Workload
+from gpuplane.twin.scenario.spec import NodePoolSpec, Workload
 from gpuplane.twin.scheduling.loop import SchedulerLoop
 from gpuplane.twin.scheduling.placement import PlacementPolicy
 from gpuplane.twin.serving.runtime import ServingRuntime
@@ -93,7 +94,7 @@ def make_node(pool: NodePoolSpec, index: int) -> Node:
                 "nvidia.com/mig.strategy": pool.mig.strategy,
             }
         )
-    capacity = {**alloc, GPU: len(slots), **{k: len(v) for k, v in ext.items()}}
+    capacity = {**alloc, NVIDIA_GPU: len(slots), **{k: len(v) for k, v in ext.items()}}
     return Node(
         name=name,
         pool=pool.name,
@@ -119,11 +120,11 @@ def advertised_devices(pool: NodePoolSpec) -> tuple[list[DeviceSlot], dict[str, 
     """``nvidia.com/gpu`` devices and other device resources the pool's device plugin lists."""
     num_gpus = pool.topology.num_gpus
     cfg = pool.device_plugin
-    if cfg is None or cfg.strategy is SharingStrategy.NONE or cfg.replicas_of(GPU) <= 1:
+    if cfg is None or cfg.strategy is SharingStrategy.NONE or cfg.replicas_of(NVIDIA_GPU) <= 1:
         return whole_gpus(num_gpus), {}
-    slots = replica_slots(num_gpus, cfg.replicas_of(GPU))
+    slots = replica_slots(num_gpus, cfg.replicas_of(NVIDIA_GPU))
     if cfg.rename_by_default:
-        return [], {cfg.advertised_name(GPU): slots}
+        return [], {cfg.advertised_name(NVIDIA_GPU): slots}
     return slots, {}
 
 

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpuplane.twin.cluster.objects import PodPhase
-from gpuplane.twin.scenario.spec import GPU
+from gpuplane.api.pod_phase import PodPhase
+from gpuplane.api.resources import NVIDIA_GPU
 
 if TYPE_CHECKING:
     from gpuplane.twin.simulation import Simulation
@@ -120,7 +120,7 @@ def build_summary(sim: Simulation, until_s: float) -> dict[str, Any]:
         },
         "gpus": {
             "capacity": gpus,
-            "allocated_at_end": sum(n.requested.get(GPU, 0) for n in nodes),
+            "allocated_at_end": sum(n.requested.get(NVIDIA_GPU, 0) for n in nodes),
             "capacity_gpu_hours": round(capacity_h, 3),
             "allocated_gpu_hours": pods["gpu_hours_allocated"],
             "allocation_ratio": round(pods["gpu_hours_allocated"] / capacity_h, 4)

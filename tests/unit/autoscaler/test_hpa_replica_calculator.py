@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.autoscaler.hpa.golang import INT32_MAX, INT32_MIN, ceil_int32, div_trunc, to_int32
 from gpuplane.autoscaler.hpa.metrics import MetricsApi, MetricsSnapshot, ObjectMetricValue
 from gpuplane.autoscaler.hpa.pods import (
@@ -11,7 +12,6 @@ from gpuplane.autoscaler.hpa.pods import (
     ContainerInfo,
     PodInfo,
     PodMetric,
-    PodPhase,
     group_pods,
     pod_request,
 )

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpuplane.api.strategies import MigStrategy
 from gpuplane.core.errors import InputError
 from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.k8s.cluster_policy import parse_cluster_policy, parse_cluster_policy_yaml
-from gpuplane.operator.cluster_policy import MigStrategy
 
 FULL = """\
 apiVersion: nvidia.com/v1

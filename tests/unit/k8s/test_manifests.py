@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
+from gpuplane.api.qos import QosClass
+from gpuplane.api.taints import Toleration
 from gpuplane.core.errors import InputError
 from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.k8s.manifests import ParsedManifest, load_manifest, parse_manifest
@@ -177,12 +179,12 @@ def test_vllm_deployment() -> None:
     assert main.limits == {"nvidia.com/gpu": 4, "cpu": 32000, "memory": 256 * GiB}
     assert t.init_containers[0].requests == {"cpu": 2000, "memory": 8 * GiB}
     assert t.priority_class_name == "inference-high"
-    assert t.tolerations == (tw.Toleration("nvidia.com/gpu", "Exists", None, "NoSchedule"),)
+    assert t.tolerations == (Toleration("nvidia.com/gpu", "Exists", None, "NoSchedule"),)
     assert t.node_selector == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
     assert t.affinity is not None and "podAntiAffinity" in t.affinity
     assert t.termination_grace_period_s == 120.0
     assert t.restart_policy is tw.RestartPolicy.ALWAYS
-    assert qos_class(t) is tw.QosClass.BURSTABLE
+    assert qos_class(t) is QosClass.BURSTABLE
     assert parsed.warnings == ()
 
 
@@ -202,7 +204,7 @@ def test_pytorch_job_and_pod_group() -> None:
         "memory": 1500 * GiB,
         "hugepages-2Mi": 2 * GiB,
     }
-    assert qos_class(job.template) is tw.QosClass.GUARANTEED
+    assert qos_class(job.template) is QosClass.GUARANTEED
     group = parse_text(POD_GROUP).obj
     assert group == tw.PodGroupSpec(
         name="llama-finetune",
@@ -296,37 +298,37 @@ def test_limits_default_requests_and_gpu_rules() -> None:
 
 QOS_TABLE = [
     # (containers, init containers, expected): pkg/apis/core/v1/helper/qos semantics.
-    ([{}], [], tw.QosClass.BEST_EFFORT),
-    ([{"limits": {"nvidia.com/gpu": 1}}], [], tw.QosClass.BEST_EFFORT),
-    ([{"limits": {"cpu": 1, "memory": "1Gi"}}], [], tw.QosClass.GUARANTEED),
+    ([{}], [], QosClass.BEST_EFFORT),
+    ([{"limits": {"nvidia.com/gpu": 1}}], [], QosClass.BEST_EFFORT),
+    ([{"limits": {"cpu": 1, "memory": "1Gi"}}], [], QosClass.GUARANTEED),
     (
         [{"requests": {"cpu": 1, "memory": "1Gi"}, "limits": {"cpu": 1, "memory": "1Gi"}}],
         [],
-        tw.QosClass.GUARANTEED,
+        QosClass.GUARANTEED,
     ),
-    ([{"limits": {"cpu": 1}}], [], tw.QosClass.BURSTABLE),
+    ([{"limits": {"cpu": 1}}], [], QosClass.BURSTABLE),
     (
         [{"requests": {"cpu": "500m"}, "limits": {"cpu": 1, "memory": "1Gi"}}],
         [],
-        tw.QosClass.BURSTABLE,
+        QosClass.BURSTABLE,
     ),
-    ([{"limits": {"cpu": 1, "memory": "1Gi"}}, {}], [], tw.QosClass.BURSTABLE),
+    ([{"limits": {"cpu": 1, "memory": "1Gi"}}, {}], [], QosClass.BURSTABLE),
     # Init containers count: one without limits makes the pod Burstable ...
-    ([{"limits": {"cpu": 1, "memory": "1Gi"}}], [{"requests": {"cpu": 1}}], tw.QosClass.BURSTABLE),
+    ([{"limits": {"cpu": 1, "memory": "1Gi"}}], [{"requests": {"cpu": 1}}], QosClass.BURSTABLE),
     # ... and an init container with no resources at all, too (it lacks cpu/memory limits).
-    ([{"limits": {"cpu": 1, "memory": "1Gi"}}], [{}], tw.QosClass.BURSTABLE),
+    ([{"limits": {"cpu": 1, "memory": "1Gi"}}], [{}], QosClass.BURSTABLE),
     (
         [{"limits": {"cpu": 1, "memory": "1Gi"}}],
         [{"limits": {"cpu": 2, "memory": "2Gi"}}],
-        tw.QosClass.GUARANTEED,
+        QosClass.GUARANTEED,
     ),
-    ([{}], [{"requests": {"memory": "1Gi"}}], tw.QosClass.BURSTABLE),
+    ([{}], [{"requests": {"memory": "1Gi"}}], QosClass.BURSTABLE),
 ]
 
 
 @pytest.mark.parametrize(("containers", "init", "expected"), QOS_TABLE)
 def test_qos_table(
-    containers: list[dict[str, Any]], init: list[dict[str, Any]], expected: tw.QosClass
+    containers: list[dict[str, Any]], init: list[dict[str, Any]], expected: QosClass
 ) -> None:
     spec = {
         "containers": [container(f"c{i}", **r) for i, r in enumerate(containers)],

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from gpuplane.api.strategies import MigStrategy
+from gpuplane.api.taints import Taint
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.scenario_loader import load_scenario_spec
-from gpuplane.operator.cluster_policy import MigStrategy
 from gpuplane.twin.scenario import spec as tw
 
 REPO = Path(__file__).resolve().parents[3]
@@ -166,7 +167,7 @@ def test_every_section(scenario_dir: Path) -> None:
         "memory": 2 * 1024 * GiB - reserved_mem - 100 * MiB,
         "pods": 64,
     }
-    assert h100.taints == (tw.Taint("nvidia.com/gpu", "present", "NoSchedule"),)
+    assert h100.taints == (Taint("nvidia.com/gpu", "present", "NoSchedule"),)
     assert della.allocatable == {"cpu": 96_000, "memory": 1000 * GiB, "pods": 200}
     cp = spec.control_plane
     assert (cp.pod_initial_backoff_s, cp.pod_max_backoff_s, cp.metrics_interval_s) == (2, 20, 15)

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpuplane.cli.cases.merge_hints import run_json
 from gpuplane.core.errors import InputError
 from gpuplane.kubelet.device_manager import Device, device_hints
 from gpuplane.kubelet.topology_manager.bitmask import BitMask, iterate_bitmasks
-from gpuplane.kubelet.topology_manager.check_case import run_json
 from gpuplane.kubelet.topology_manager.hints import TopologyHint, max_of_min_affinity_counts
 from gpuplane.kubelet.topology_manager.merger import HintMerger, merge_permutation
 from gpuplane.kubelet.topology_manager.numa_info import NumaInfo

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gpuplane.api.strategies import MigStrategy
 from gpuplane.operator.cluster_policy import (
     ClusterPolicy,
     DriverSpec,
     DriverUpgradePolicy,
-    MigStrategy,
     percent_or_int,
 )
 

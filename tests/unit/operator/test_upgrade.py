@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.operator.cluster_policy import (
     ClusterPolicy,
     DrainSpec,
@@ -20,7 +21,6 @@ from gpuplane.operator.upgrade_state import (
     VALID_TRANSITIONS,
     IllegalUpgradeTransitionError,
     NodeUpgradeAction,
-    PodPhase,
     PodRef,
     UpgradeNode,
     UpgradePod,

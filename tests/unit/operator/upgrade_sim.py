@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.operator.cluster_policy import (
     ClusterPolicy,
     DrainSpec,
@@ -16,7 +17,6 @@ from gpuplane.operator.cluster_policy import (
 from gpuplane.operator.upgrade import decide_upgrades
 from gpuplane.operator.upgrade_state import (
     NodeUpgradeAction,
-    PodPhase,
     UpgradeDecision,
     UpgradeNode,
     UpgradePod,

@@ -8,23 +8,19 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from pydantic import ValidationError
 
+from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
+from gpuplane.api.taints import Taint, Toleration
 from gpuplane.core.validation import first_error
 from gpuplane.scheduler.framework.config import REGISTRY_CONTEXT, ProfileConfig
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot, make_snapshot
 from gpuplane.scheduler.framework.types import (
-    CPU,
-    GPU,
     GPU_MILLI,
-    MEMORY,
-    PODS,
     BoundPod,
     GpuShare,
     NominatedPod,
     PodGroupInfo,
     PodInfo,
-    Taint,
-    Toleration,
     WaitingPod,
 )
 from gpuplane.scheduler.plugins.registry import in_tree_registry
@@ -70,7 +66,7 @@ def make_cluster(
             CPU: np.full(n, cpu_m),
             MEMORY: np.full(n, mem),
             PODS: np.full(n, pods),
-            GPU: np.count_nonzero(matrix >= 0, axis=1),
+            NVIDIA_GPU: np.count_nonzero(matrix >= 0, axis=1),
         },
         requested={CPU: requested_cpu, MEMORY: np.zeros(n, dtype=np.int64), PODS: requested_pods},
         gpu_free_milli=matrix,
@@ -106,7 +102,7 @@ def make_pod(
 ) -> PodInfo:
     requests = {CPU: cpu_m, MEMORY: mem}
     if gpus:
-        requests[GPU] = gpus
+        requests[NVIDIA_GPU] = gpus
     if milli:
         requests[GPU_MILLI] = milli
     return PodInfo(
@@ -139,7 +135,7 @@ def bound(
 ) -> BoundPod:
     requests = {CPU: cpu_m}
     if gpu_ids:
-        requests[GPU] = len(gpu_ids)
+        requests[NVIDIA_GPU] = len(gpu_ids)
     if share is not None:
         requests[GPU_MILLI] = share.milli
     return BoundPod(

@@ -183,9 +183,10 @@ def test_quantities_compare_exactly() -> None:
     assert parse_quantity("500m").value * 2 == 1
     assert parse_quantity("1e3") == parse_quantity("1k")
     assert str(binary_quantity(80 * 2**30)) == "80Gi" and str(binary_quantity(14)) == "14"
-    for bad in ("", "12x", "1.2.3Gi", "Gi"):
+    for bad in ("", "12x", "1.2.3Gi", "1 Gi", "1e1001"):
         with pytest.raises(InputError):
             parse_quantity(bad)
+    assert parse_quantity("Gi").value == 0  # no digits reads as 0, as resource.ParseQuantity
 
 
 def test_semantic_versions() -> None:

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
+from gpuplane.api.strategies import MigStrategy
 from gpuplane.slicing.mig.catalog import get_mig_gpu
 from gpuplane.slicing.mig.layout import Instance, Layout
 from gpuplane.slicing.mig.profiles import MigGpu
-from gpuplane.slicing.mig.strategy import MigStrategy, NodeGpu, PluginView, plugin_view
+from gpuplane.slicing.mig.strategy import NodeGpu, PluginView, plugin_view
 
 A100 = get_mig_gpu("A100-40GB")
 H100 = get_mig_gpu("H100-80GB")

@@ -6,10 +6,10 @@ import textwrap
 
 import pytest
 
+from gpuplane.api.strategies import SharingStrategy
 from gpuplane.core.errors import InputError
 from gpuplane.slicing.sharing.advertise import distribute, request_error, sharing_labels
 from gpuplane.slicing.sharing.config import (
-    SharingStrategy,
     device_plugin_config_from_dict,
     parse_device_plugin_config,
 )

@@ -4,12 +4,12 @@ from dataclasses import replace
 
 import pytest
 
+from gpuplane.api.strategies import SharingStrategy
 from gpuplane.core.errors import InputError
 from gpuplane.core.ids import GpuModelName
 from gpuplane.core.units import MIB
 from gpuplane.topology.gfd import (
     GpuSharing,
-    SharingStrategy,
     arch_family,
     format_gfd_labels,
     gfd_labels,

@@ -4,14 +4,12 @@ from dataclasses import replace
 
 import pytest
 
+from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU
 from gpuplane.core.errors import InputError
 from gpuplane.core.ids import NumaId
 from gpuplane.core.units import GIB
 from gpuplane.topology.model import NodeTopology, NumaKind, NumaNode
 from gpuplane.topology.nrt import (
-    CPU,
-    GPU,
-    MEMORY,
     TopologyManagerPolicy,
     TopologyManagerScope,
     ZoneCost,
@@ -35,7 +33,7 @@ def test_zones_per_numa_node() -> None:
     assert zone.resources == (
         ZoneResource(CPU, 8, 8, 8),
         ZoneResource(MEMORY, 64 * GIB, 64 * GIB, 64 * GIB),
-        ZoneResource(GPU, 4, 4, 4),
+        ZoneResource(NVIDIA_GPU, 4, 4, 4),
     )
     assert nrt.attributes == (
         ("topologyManagerPolicy", "single-numa-node"),
@@ -71,8 +69,8 @@ def test_reserved_and_allocated() -> None:
     assert node0.resource(CPU) == ZoneResource(CPU, 8, 6, 4)
     assert node1.resource(CPU) == ZoneResource(CPU, 8, 8, 7)
     assert node0.resource(MEMORY) == ZoneResource(MEMORY, 64 * GIB, 63 * GIB, 63 * GIB)
-    assert node0.resource(GPU) == ZoneResource(GPU, 4, 4, 3)
-    assert node1.resource(GPU) == ZoneResource(GPU, 4, 4, 3)
+    assert node0.resource(NVIDIA_GPU) == ZoneResource(NVIDIA_GPU, 4, 4, 3)
+    assert node1.resource(NVIDIA_GPU) == ZoneResource(NVIDIA_GPU, 4, 4, 3)
 
 
 def test_time_slicing_replicas_multiply_gpus() -> None:
@@ -82,7 +80,7 @@ def test_time_slicing_replicas_multiply_gpus() -> None:
     assert nrt.zone(0).resource("nvidia.com/gpu.shared") == ZoneResource(
         "nvidia.com/gpu.shared", 16, 16, 12
     )
-    assert nrt.zone(0).resource(GPU) is None
+    assert nrt.zone(0).resource(NVIDIA_GPU) is None
 
 
 def test_zone_with_nothing_allocatable_shows_reserved_cpus() -> None:
@@ -97,7 +95,7 @@ def test_zone_with_nothing_allocatable_shows_reserved_cpus() -> None:
     nrt = node_resource_topology(topo, reserved_cpus=range(8))
     assert nrt.zone(0).resources == (ZoneResource(CPU, 8, 0, 0),)
     # All CPUs of node 1 allocatable; GPUs only where they are.
-    assert nrt.zone(1).resource(GPU) == ZoneResource(GPU, 2, 2, 2)
+    assert nrt.zone(1).resource(NVIDIA_GPU) == ZoneResource(NVIDIA_GPU, 2, 2, 2)
 
 
 def test_gh200_gpu_memory_node_is_a_zone() -> None:
@@ -111,14 +109,14 @@ def test_gh200_gpu_memory_node_is_a_zone() -> None:
     assert nrt.zone(1).resources == (ZoneResource(MEMORY, 96 * GIB, 96 * GIB, 96 * GIB),)
     assert nrt.zone(2).resources == (ZoneResource(CPU, 0, 0, 0),)
     # The GPU counts where its PCI function is (the CPU node), as the device plugin reports it.
-    assert nrt.zone(0).resource(GPU) == ZoneResource(GPU, 1, 1, 1)
+    assert nrt.zone(0).resource(NVIDIA_GPU) == ZoneResource(NVIDIA_GPU, 1, 1, 1)
 
 
 def test_gpu_without_numa_is_in_no_zone() -> None:
     topo = make_topology(all_pairs(2, "SYS"))
     topo = replace(topo, gpus=(replace(topo.gpus[0], numa=None), topo.gpus[1]))
     nrt = node_resource_topology(topo)
-    assert nrt.zone(0).resource(GPU) == ZoneResource(GPU, 1, 1, 1)
+    assert nrt.zone(0).resource(NVIDIA_GPU) == ZoneResource(NVIDIA_GPU, 1, 1, 1)
     assert any("GPU0 has no NUMA node" in n for n in nrt.notes)
 
 

@@ -4,8 +4,10 @@ import itertools
 
 import pytest
 
-from gpuplane.twin.cluster.objects import VALID_POD_TRANSITIONS, IllegalTransition, Pod, PodPhase
-from gpuplane.twin.scenario.spec import PodTemplate, QosClass
+from gpuplane.api.pod_phase import PodPhase
+from gpuplane.api.qos import QosClass
+from gpuplane.twin.cluster.objects import VALID_POD_TRANSITIONS, IllegalTransition, Pod
+from gpuplane.twin.scenario.spec import PodTemplate
 
 
 def make_pod(phase: PodPhase) -> Pod:

@@ -22,13 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-
-class PodPhase(StrEnum):
-    PENDING = "Pending"
-    RUNNING = "Running"
-    SUCCEEDED = "Succeeded"
-    FAILED = "Failed"
-    UNKNOWN = "Unknown"
+from gpuplane.api.pod_phase import PodPhase
+from gpuplane.api.resources import CPU
 
 
 class ConditionStatus(StrEnum):
@@ -132,7 +127,7 @@ def group_pods(
         if metric is None:
             missing.add(pod.name)
             continue
-        if resource == "cpu" and _cpu_unready(pod, metric, now_s, cpu_init_s, readiness_delay_s):
+        if resource == CPU and _cpu_unready(pod, metric, now_s, cpu_init_s, readiness_delay_s):
             unready.add(pod.name)
             continue
         num_ready += 1

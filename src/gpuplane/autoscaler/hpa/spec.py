@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from gpuplane.api.resources import CPU
+
 DEFAULT_MIN_REPLICAS = 1
 DEFAULT_CPU_UTILIZATION = 80
 SCALE_UP_PERIOD_S = 15
@@ -86,7 +88,7 @@ class MetricSpec:
 
 def cpu_utilization_metric(percent: int = DEFAULT_CPU_UTILIZATION) -> MetricSpec:
     target = MetricTarget(MetricTargetType.UTILIZATION, average_utilization=percent)
-    return MetricSpec(MetricSourceType.RESOURCE, target, resource="cpu")
+    return MetricSpec(MetricSourceType.RESOURCE, target, resource=CPU)
 
 
 class ScalingPolicyType(StrEnum):

@@ -1,8 +1,6 @@
 """Kubernetes matching rules the filter and score plugins share.
 
-Tolerations (k8s.io/api core/v1 toleration.go ToleratesTaint): an empty effect matches every
-effect; an empty key with ``Exists`` matches every taint; ``Exists`` ignores the value; ``Equal``
-(the default) compares values.
+Tolerations are matched by ``gpuplane.api.taints`` (core/v1 ToleratesTaint).
 
 Node selectors (component-helpers scheduling/corev1/nodeaffinity): the terms of
 ``nodeSelectorTerms`` are ORed, the requirements of a term ANDed; a term with no requirement
@@ -12,35 +10,7 @@ matches nothing; operators In, NotIn, Exists, DoesNotExist, Gt, Lt (integer comp
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
-from gpuplane.scheduler.framework.types import TaintLike, TolerationLike
-
-
-def tolerates(tol: TolerationLike, taint: TaintLike) -> bool:
-    if tol.effect and tol.effect != taint.effect:
-        return False
-    if tol.key and tol.key != taint.key:
-        return False
-    if tol.operator == "Exists":
-        return True
-    if not tol.key:
-        return False  # an empty key is only valid with Exists
-    return (tol.value or "") == taint.value
-
-
-def tolerated(taint: TaintLike, tolerations: Sequence[TolerationLike]) -> bool:
-    return any(tolerates(t, taint) for t in tolerations)
-
-
-def first_untolerated(
-    taints: Sequence[TaintLike], tolerations: Sequence[TolerationLike], effects: frozenset[str]
-) -> TaintLike | None:
-    """The first taint with one of ``effects`` that no toleration tolerates."""
-    for taint in taints:
-        if taint.effect in effects and not tolerated(taint, tolerations):
-            return taint
-    return None
+from collections.abc import Mapping
 
 
 def _values(expr: Mapping[str, object]) -> list[str]:

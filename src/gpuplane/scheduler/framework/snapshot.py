@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpuplane.api.resources import NVIDIA_GPU
+from gpuplane.api.taints import Taint
 from gpuplane.scheduler.framework.types import (
     BASE_RESOURCES,
-    GPU,
     GPU_MILLI,
     MILLI_PER_GPU,
     BoolArray,
@@ -29,7 +30,6 @@ from gpuplane.scheduler.framework.types import (
     IntArray,
     NominatedPod,
     PodGroupInfo,
-    TaintLike,
     WaitingPod,
 )
 from gpuplane.slicing.dra.snapshot import DraSnapshot
@@ -51,7 +51,7 @@ class ClusterSnapshot:
 
     node_names: tuple[str, ...]
     node_labels: tuple[Mapping[str, str], ...]
-    node_taints: tuple[tuple[TaintLike, ...], ...]
+    node_taints: tuple[tuple[Taint, ...], ...]
     unschedulable: BoolArray
     resources: tuple[str, ...]
     allocatable: IntArray
@@ -103,7 +103,7 @@ def make_snapshot(
     requested: Mapping[str, IntArray],
     gpu_free_milli: IntArray,
     node_labels: Sequence[Mapping[str, str]] | None = None,
-    node_taints: Sequence[tuple[TaintLike, ...]] | None = None,
+    node_taints: Sequence[tuple[Taint, ...]] | None = None,
     unschedulable: BoolArray | None = None,
     bound_pods: Mapping[str, BoundPod] | None = None,
     lowest_priority: IntArray | None = None,
@@ -131,7 +131,7 @@ def make_snapshot(
     matrix = np.asarray(gpu_free_milli, dtype=np.int64)
     if matrix.ndim != 2 or matrix.shape[0] != n:
         matrix = matrix.reshape(n, -1) if matrix.size else np.zeros((n, 0), dtype=np.int64)
-    g, m = resources.index(GPU), resources.index(GPU_MILLI)
+    g, m = resources.index(NVIDIA_GPU), resources.index(GPU_MILLI)
     alloc[m] = alloc[g] * MILLI_PER_GPU
     req[g], req[m] = gpu_rows(matrix, alloc[g])
     return ClusterSnapshot(

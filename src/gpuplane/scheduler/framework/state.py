@@ -13,12 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpuplane.api.resources import NVIDIA_GPU, PODS
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.types import (
-    GPU,
     GPU_MILLI,
     MILLI_PER_GPU,
-    PODS,
     BoundPod,
     GpuShare,
     IntArray,
@@ -80,7 +79,7 @@ class ClusterState:
         self.snap = snap
         self.num_nodes = snap.num_nodes
         self.row = {name: i for i, name in enumerate(snap.resources)}
-        self._pods_row, self._gpu_row = self.row[PODS], self.row[GPU]
+        self._pods_row, self._gpu_row = self.row[PODS], self.row[NVIDIA_GPU]
         self._milli_row = self.row[GPU_MILLI]
         self.alloc = snap.allocatable
         # Only free room is kept; requested = allocatable - free, read by scoring.
@@ -143,7 +142,7 @@ class ClusterState:
         """Add (sign=1) or remove (sign=-1) a pod's requests and devices on node ``i``;
         ``track=False`` for a removal that is undone before anyone else looks (a dry run)."""
         for name, amount in requests.items():
-            if amount and name not in (GPU, GPU_MILLI):
+            if amount and name not in (NVIDIA_GPU, GPU_MILLI):
                 k = self.row.get(name)
                 if k is not None:
                     self.free[k, i] -= sign * amount
@@ -176,8 +175,8 @@ class ClusterState:
             k = self.row.get(name)
             if amount and k is not None:
                 self.free[k, i] -= sign * amount
-        if GPU in requests:
-            self.free[self.row[GPU_MILLI], i] -= sign * requests[GPU] * MILLI_PER_GPU
+        if NVIDIA_GPU in requests:
+            self.free[self.row[GPU_MILLI], i] -= sign * requests[NVIDIA_GPU] * MILLI_PER_GPU
         self.free[self.row[PODS], i] -= sign
 
     def _shift_gpu_rows(self, i: int, whole: int, milli: int) -> None:
@@ -186,7 +185,7 @@ class ClusterState:
 
     def default_placement(self, i: int, pod: PodInfo) -> Placement:
         """Devices for a pod when no Reserve plugin chose them."""
-        whole = pod.requests.get(GPU, 0)
+        whole = pod.requests.get(NVIDIA_GPU, 0)
         ids = pick_whole_gpus(self.gpu[i], whole) if whole else ()
         share = None
         if pod.gpu_milli:

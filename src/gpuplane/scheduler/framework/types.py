@@ -1,9 +1,6 @@
-"""The scheduler's own values: resource names, taints and tolerations, pods as the scheduler sees
-them (pending, bound, waiting at Permit, nominated) and PodGroups.
-
-The scheduler layer cannot import the twin, so it declares what it reads. Taints and tolerations
-are read through small read-only protocols: the twin's frozen ``Taint``/``Toleration`` satisfy
-them as they are, and tests use the dataclasses here.
+"""The scheduler's own values: pods as the scheduler sees them (pending, bound, waiting at
+Permit, nominated) and PodGroups. Resource names, taints and tolerations are Kubernetes values
+from ``gpuplane.api``, shared with the twin.
 
 Resource convention (gpuplane's, documented in ``docs/scheduler.md``):
 - whole GPUs: ``nvidia.com/gpu: N`` (the device plugin's resource);
@@ -15,19 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-CPU = "cpu"
-MEMORY = "memory"
-PODS = "pods"
-GPU = "nvidia.com/gpu"
+from gpuplane.api.qos import QosClass
+from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
+from gpuplane.api.taints import Toleration
+
 GPU_MILLI = "gpuplane.io/gpu-milli"
 MILLI_PER_GPU = 1000
 # The rows every snapshot carries first, in this order; other resources follow sorted.
-BASE_RESOURCES = (CPU, MEMORY, PODS, GPU, GPU_MILLI)
+BASE_RESOURCES = (CPU, MEMORY, PODS, NVIDIA_GPU, GPU_MILLI)
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -36,52 +32,12 @@ PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 PREEMPT_NEVER = "Never"
 
 
-class TaintLike(Protocol):
-    @property
-    def key(self) -> str: ...
-    @property
-    def value(self) -> str: ...
-    @property
-    def effect(self) -> str: ...
-
-
-class TolerationLike(Protocol):
-    @property
-    def key(self) -> str | None: ...
-    @property
-    def operator(self) -> str: ...
-    @property
-    def value(self) -> str | None: ...
-    @property
-    def effect(self) -> str | None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Taint:
-    key: str
-    value: str = ""
-    effect: str = "NoSchedule"
-
-
-@dataclass(frozen=True, slots=True)
-class Toleration:
-    key: str | None = None
-    operator: str = "Equal"
-    value: str | None = None
-    effect: str | None = None
-
-
 @dataclass(frozen=True, slots=True)
 class GpuShare:
     """A fractional pod's place: ``milli`` thousandths of GPU ``gpu`` on its node."""
 
     gpu: int
     milli: int
-
-
-QOS_GUARANTEED = "Guaranteed"
-QOS_BURSTABLE = "Burstable"
-QOS_BEST_EFFORT = "BestEffort"
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +60,7 @@ class PodInfo:
     priority: int = 0
     created_s: float = 0.0
     node_selector: Mapping[str, str] = field(default_factory=dict)
-    tolerations: tuple[TolerationLike, ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
     # spec.affinity as written (nodeAffinity is read; pod (anti-)affinity is not modelled).
     affinity: Mapping[str, object] | None = None
     # The scheduling.x-k8s.io/pod-group label (a PodGroup in the pod's namespace).
@@ -117,7 +73,7 @@ class PodInfo:
     group_created_s: float | None = None
     # The pod's QoS class (Guaranteed, Burstable, BestEffort) and its containers; a pod given
     # without containers is read as one container holding ``requests``.
-    qos: str = QOS_BURSTABLE
+    qos: QosClass = QosClass.BURSTABLE
     containers: tuple[ContainerInfo, ...] = ()
 
     @property

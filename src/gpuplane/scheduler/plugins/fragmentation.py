@@ -21,9 +21,10 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU
 from gpuplane.scheduler.framework.interfaces import SCORE, Handle
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
-from gpuplane.scheduler.framework.types import CPU, GPU, MEMORY, IntArray, PodInfo
+from gpuplane.scheduler.framework.types import IntArray, PodInfo
 from gpuplane.scheduler.policies.fgd import FgdPolicy
 from gpuplane.scheduler.policies.frag import node_frag
 from gpuplane.scheduler.policies.gpuplane import GpuplanePolicy
@@ -90,7 +91,7 @@ def node_arrays(st: ClusterState) -> NodeArrays:
 
 def pod_request(pod: PodInfo) -> PodRequest:
     share = pod.gpu_milli
-    whole = int(pod.requests.get(GPU, 0))
+    whole = int(pod.requests.get(NVIDIA_GPU, 0))
     return PodRequest(
         cpu_milli=int(pod.requests.get(CPU, 0)),
         mem_mib=int(pod.requests.get(MEMORY, 0)) // MIB,

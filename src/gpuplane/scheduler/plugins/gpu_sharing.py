@@ -22,6 +22,7 @@ from typing import ClassVar, cast
 import numpy as np
 from pydantic import BaseModel
 
+from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.scheduler.framework.explain import ReasonGroup
 from gpuplane.scheduler.framework.interfaces import (
     FILTER,
@@ -45,7 +46,6 @@ from gpuplane.scheduler.framework.status import (
     unschedulable,
 )
 from gpuplane.scheduler.framework.types import (
-    GPU,
     GPU_MILLI,
     MILLI_PER_GPU,
     BoolArray,
@@ -55,7 +55,9 @@ from gpuplane.scheduler.framework.types import (
 )
 
 NO_SHARE = f"node(s) had no GPU with enough free {GPU_MILLI}"
-BAD_REQUEST = f"{GPU_MILLI} must be between 1 and {MILLI_PER_GPU} and cannot be combined with {GPU}"
+BAD_REQUEST = (
+    f"{GPU_MILLI} must be between 1 and {MILLI_PER_GPU} and cannot be combined with {NVIDIA_GPU}"
+)
 
 
 class GPUSharing:
@@ -68,7 +70,7 @@ class GPUSharing:
 
     def pre_filter(self, cs: CycleState, pod: PodInfo, st: ClusterState) -> Status:
         milli = pod.requests.get(GPU_MILLI, 0)
-        if milli and (milli > MILLI_PER_GPU or milli < 0 or pod.requests.get(GPU, 0)):
+        if milli and (milli > MILLI_PER_GPU or milli < 0 or pod.requests.get(NVIDIA_GPU, 0)):
             return unresolvable(BAD_REQUEST)
         return SUCCESS
 
@@ -90,7 +92,7 @@ class GPUSharing:
         return SUCCESS
 
     def reserve(self, cs: CycleState, pod: PodInfo, st: ClusterState, i: int) -> Status:
-        whole = pod.requests.get(GPU, 0)
+        whole = pod.requests.get(NVIDIA_GPU, 0)
         ids = pick_whole_gpus(st.gpu[i], whole) if whole else ()
         if whole and not ids:
             return unschedulable(f"node(s) did not have {whole} whole GPUs free")

@@ -26,10 +26,11 @@ from typing import ClassVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.kubelet.gpu_sets import pick_gpus
 from gpuplane.scheduler.framework.interfaces import SCORE, Handle
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
-from gpuplane.scheduler.framework.types import GPU, MILLI_PER_GPU, IntArray, PodInfo
+from gpuplane.scheduler.framework.types import MILLI_PER_GPU, IntArray, PodInfo
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.nrt import TopologyManagerPolicy
 
@@ -61,7 +62,7 @@ class GPUTopology:
     def _pick(self, pod: PodInfo, st: ClusterState, i: int) -> tuple[float, float] | None:
         """(bottleneck GB/s of the best set, used share after placing) or None: no aligned set.
         For one GPU, the bottleneck is the best free pair's (what the node keeps for others)."""
-        need = int(pod.requests.get(GPU, 0))
+        need = int(pod.requests.get(NVIDIA_GPU, 0))
         node = self._node(st, i)
         if node is None or len(node[1]) < need:
             return None
@@ -78,7 +79,7 @@ class GPUTopology:
         return pick.bottleneck_gbps, used_after
 
     def _scores(self, pod: PodInfo, st: ClusterState, nodes: IntArray) -> IntArray:
-        need = int(pod.requests.get(GPU, 0))
+        need = int(pod.requests.get(NVIDIA_GPU, 0))
         if not need:
             return np.full(len(nodes), 100, dtype=np.int64)
         picks = [self._pick(pod, st, int(i)) for i in nodes]

@@ -33,20 +33,13 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuplane.api.qos import QosClass
+from gpuplane.api.resources import CPU, MEMORY
 from gpuplane.scheduler.framework.explain import ReasonGroup
 from gpuplane.scheduler.framework.interfaces import FILTER, SCORE, Handle
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.status import SUCCESS, Code, Status, unschedulable
-from gpuplane.scheduler.framework.types import (
-    CPU,
-    MEMORY,
-    QOS_BEST_EFFORT,
-    QOS_GUARANTEED,
-    BoolArray,
-    ContainerInfo,
-    IntArray,
-    PodInfo,
-)
+from gpuplane.scheduler.framework.types import BoolArray, ContainerInfo, IntArray, PodInfo
 from gpuplane.scheduler.plugins.least_numa import least_numa_score
 from gpuplane.scheduler.plugins.numa_zones import (
     NumaZone,
@@ -126,7 +119,7 @@ def align(
 def _exclusive_part(pod: PodInfo) -> PodInfo:
     """What an assumed pod holds in its zones: devices always; cpu and memory only when it is
     Guaranteed (the kubelet pins nothing for the others)."""
-    if pod.qos == QOS_GUARANTEED:
+    if pod.qos == QosClass.GUARANTEED:
         return pod
     keep = tuple(
         ContainerInfo(
@@ -134,7 +127,7 @@ def _exclusive_part(pod: PodInfo) -> PodInfo:
         )
         for c in pod.container_list()
     )
-    return replace(pod, containers=keep, qos=QOS_GUARANTEED)
+    return replace(pod, containers=keep, qos=QosClass.GUARANTEED)
 
 
 class NodeResourceTopologyMatch:
@@ -165,7 +158,7 @@ class NodeResourceTopologyMatch:
 
     # ----- filter -----
     def filter_node(self, cs: CycleState, pod: PodInfo, st: ClusterState, i: int) -> Status:
-        if pod.qos == QOS_BEST_EFFORT and all(is_native(r) for r in pod.requests):
+        if pod.qos == QosClass.BEST_EFFORT and all(is_native(r) for r in pod.requests):
             return SUCCESS
         nrt = self._nrt(st, i)
         if nrt is None or nrt.policy is not TopologyManagerPolicy.SINGLE_NUMA_NODE:
@@ -195,7 +188,7 @@ class NodeResourceTopologyMatch:
 
     # ----- score -----
     def score_node(self, cs: CycleState, pod: PodInfo, st: ClusterState, i: int) -> int:
-        if pod.qos != QOS_GUARANTEED:
+        if pod.qos != QosClass.GUARANTEED:
             return 100
         nrt = self._nrt(st, i)
         if nrt is None:

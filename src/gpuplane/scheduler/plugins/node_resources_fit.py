@@ -21,14 +21,15 @@ from typing import ClassVar, Literal, cast
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuplane.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from gpuplane.scheduler.framework.explain import ReasonGroup
 from gpuplane.scheduler.framework.interfaces import FILTER, PRE_FILTER, SCORE, Handle
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.status import SUCCESS, Code, Status, unschedulable
-from gpuplane.scheduler.framework.types import CPU, MEMORY, PODS, BoolArray, IntArray, PodInfo
+from gpuplane.scheduler.framework.types import BoolArray, IntArray, PodInfo
 
 TOO_MANY_PODS = "Too many pods"
-_NATIVE = frozenset({CPU, MEMORY, PODS, "ephemeral-storage"})
+_NATIVE = frozenset({CPU, MEMORY, PODS, EPHEMERAL_STORAGE})
 _KEY = "NodeResourcesFit/need"
 
 

@@ -9,13 +9,13 @@ from typing import ClassVar
 
 from pydantic import BaseModel
 
+from gpuplane.api.taints import Taint, tolerated
 from gpuplane.scheduler.framework.explain import ReasonGroup
 from gpuplane.scheduler.framework.interfaces import FILTER, Handle
-from gpuplane.scheduler.framework.matching import tolerated
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.static_cache import StaticCache
 from gpuplane.scheduler.framework.status import SUCCESS, Code, Status, unresolvable
-from gpuplane.scheduler.framework.types import BoolArray, IntArray, PodInfo, Taint
+from gpuplane.scheduler.framework.types import BoolArray, IntArray, PodInfo
 
 REASON = "node(s) were unschedulable"
 UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")

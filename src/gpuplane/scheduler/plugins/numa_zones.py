@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gpuplane.scheduler.framework.types import CPU, MEMORY, QOS_GUARANTEED
+from gpuplane.api.qos import QosClass
+from gpuplane.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from gpuplane.topology.nrt import ResourceTopology
 
 HIGHEST_NUMA_ID = 8  # Topology Manager's limit; also the LeastNUMANodes score unit (100 / 8)
 MAX_DISTANCE = 255  # ACPI SLIT: unknown distance
-NATIVE = frozenset({CPU, MEMORY, "ephemeral-storage", "pods"})
+NATIVE = frozenset({CPU, MEMORY, EPHEMERAL_STORAGE, PODS})
 IGNORED = frozenset({"pods"})
 
 
@@ -51,7 +52,7 @@ def zones_of(nrt: ResourceTopology) -> list[NumaZone]:
 
 def suitable(qos: str, resource: str, quantity: int, zone_amount: int) -> bool:
     """isResourceSetSuitable: outside Guaranteed, cpu, memory and hugepages never constrain."""
-    if qos != QOS_GUARANTEED and (resource in (CPU, MEMORY) or is_hugepages(resource)):
+    if qos != QosClass.GUARANTEED and (resource in (CPU, MEMORY) or is_hugepages(resource)):
         return True
     return zone_amount >= quantity
 

@@ -14,28 +14,28 @@ from typing import ClassVar
 import numpy as np
 from pydantic import BaseModel
 
+from gpuplane.api.taints import Taint, first_untolerated, tolerated
 from gpuplane.scheduler.framework.explain import ReasonGroup
 from gpuplane.scheduler.framework.interfaces import FILTER, SCORE, Handle
-from gpuplane.scheduler.framework.matching import first_untolerated, tolerated
 from gpuplane.scheduler.framework.normalize import default_normalize, default_normalize_reference
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.static_cache import StaticCache
 from gpuplane.scheduler.framework.status import SUCCESS, Code, Status, unresolvable
-from gpuplane.scheduler.framework.types import BoolArray, IntArray, PodInfo, TaintLike
+from gpuplane.scheduler.framework.types import BoolArray, IntArray, PodInfo
 
 FILTER_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 
 
-def taint_reason(taint: TaintLike) -> str:
+def taint_reason(taint: Taint) -> str:
     return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
 
 
-def _reason(taints: tuple[TaintLike, ...], pod: PodInfo) -> str | None:
+def _reason(taints: tuple[Taint, ...], pod: PodInfo) -> str | None:
     taint = first_untolerated(taints, pod.tolerations, FILTER_EFFECTS)
     return None if taint is None else taint_reason(taint)
 
 
-def intolerable_prefer_no_schedule(taints: tuple[TaintLike, ...], pod: PodInfo) -> int:
+def intolerable_prefer_no_schedule(taints: tuple[Taint, ...], pod: PodInfo) -> int:
     tolerations = [t for t in pod.tolerations if t.effect in (None, "", "PreferNoSchedule")]
     return sum(
         1 for t in taints if t.effect == "PreferNoSchedule" and not tolerated(t, tolerations)

@@ -1,31 +1,23 @@
 """Device capacities and counters as exact quantities (apimachinery ``resource.Quantity``).
 
-The slicing layer cannot use the manifest reader's parser (``gpuplane.k8s`` is for the CLI
-only), so this is the same grammar kept small: an optional sign, digits with an optional ``.``,
-then a binary suffix (``Ki`` .. ``Ei``), a decimal suffix (``n u m k M G T P E`` or none) or a
-decimal exponent (``e3``, ``E-2``). Values are exact fractions, so ``40Gi`` and
-``42949672960`` compare equal, which is how ``Quantity.Cmp`` and CEL's ``compareTo`` see them.
+Parsing is ``gpuplane.api.quantity``'s (``resource.ParseQuantity``); this is DRA's view of the
+result: an exact fraction with arithmetic, so ``40Gi`` and ``42949672960`` compare equal, which
+is how ``Quantity.Cmp`` and CEL's ``compareTo`` see them. A decimal exponent beyond +-1000 is
+refused here (as a suffix error): the fraction would be needlessly huge for a device quantity.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import total_ordering
 
+from gpuplane.api.quantity import ERR_SUFFIX
+from gpuplane.api.quantity import parse_quantity as parse_exact
 from gpuplane.core.errors import InputError
 
-SPLIT_RE = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
-ERR_FORMAT = f"quantities must match the regular expression '{SPLIT_RE}'"
-ERR_SUFFIX = "unable to parse quantity's suffix"
 EXPECTED = "a Kubernetes quantity such as 40Gi, 1, 500m or 1e3"
-
-_SPLIT = re.compile(SPLIT_RE)
-_NUMBER = re.compile(r"^[+-]?(\d*)(?:\.(\d*))?$")
-_EXPONENT = re.compile(r"^[eE]([+-]?\d+)$")
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_MAX_EXPONENT = 1000
 _BINARY_NAMES = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
 
 
@@ -98,26 +90,10 @@ def _format_decimal(value: Fraction) -> str:
 
 def parse_quantity(text: str) -> DeviceQuantity:
     """Parse like ``resource.ParseQuantity``; InputError (without a location) when invalid."""
-    match = _SPLIT.match(text)
-    if not text or match is None:
-        raise InputError(f"{text!r}: {ERR_FORMAT}", expected=EXPECTED)
-    number, suffix = match.group(1), match.group(2)
-    parts = _NUMBER.match(number)
-    if parts is None:
-        raise InputError(f"{text!r}: {ERR_FORMAT}", expected=EXPECTED)
-    whole, frac = parts.group(1) or "0", parts.group(2) or ""
-    value = Fraction(int(whole + frac or "0"), 10 ** len(frac))
-    if number.startswith("-"):
-        value = -value
-    return DeviceQuantity(value * _multiplier(suffix, text), text)
-
-
-def _multiplier(suffix: str, text: str) -> Fraction:
-    if suffix in _DECIMAL:
-        return Fraction(10) ** _DECIMAL[suffix]
-    if suffix in _BINARY:
-        return Fraction(2) ** _BINARY[suffix]
-    exponent = _EXPONENT.match(suffix)
-    if exponent is not None and abs(int(exponent.group(1))) <= 1000:
-        return Fraction(10) ** int(exponent.group(1))
-    raise InputError(f"{text!r}: {ERR_SUFFIX}", expected=EXPECTED)
+    try:
+        quantity = parse_exact(text)
+    except InputError as err:
+        raise InputError(err.problem, expected=EXPECTED) from None
+    if abs(quantity.exp10) > _MAX_EXPONENT:
+        raise InputError(f"{text!r}: {ERR_SUFFIX}", expected=EXPECTED)
+    return DeviceQuantity(Fraction(quantity.mantissa) * Fraction(10) ** quantity.exp10, text)

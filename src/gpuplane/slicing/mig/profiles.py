@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpuplane.api.resources import MIG_RESOURCE_PREFIX, mig_resource
 from gpuplane.core.errors import InputError
 
 NUM_MEMORY_SLICES = 8
 NUM_COMPUTE_SLICES = 7
 MEDIA_EXTENSION_SUFFIX = "+me"
-MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 
 _NAME = re.compile(r"^(\d+)g\.(\d+)gb(\+me)?$")
 
@@ -59,7 +59,7 @@ class MigProfile:
     @property
     def resource_name(self) -> str:
         """The device plugin's resource under the mixed strategy (``nvidia.com/mig-3g.40gb``)."""
-        return MIG_RESOURCE_PREFIX + self.resource_suffix
+        return mig_resource(self.resource_suffix)
 
     def mask(self, start: int) -> int:
         """Bit i set for every memory slice i an instance placed at ``start`` occupies."""

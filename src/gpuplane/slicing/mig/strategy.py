@@ -27,20 +27,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 
+from gpuplane.api.resources import NVIDIA_GPU
+from gpuplane.api.strategies import MigStrategy
 from gpuplane.slicing.mig.layout import EMPTY_LAYOUT, Instance, Layout
 from gpuplane.slicing.mig.profiles import MigGpu, MigProfile
 from gpuplane.topology.catalog import default_catalog
 
-GPU_RESOURCE = "nvidia.com/gpu"
 STRATEGY_LABEL = "nvidia.com/mig.strategy"
-
-
-class MigStrategy(StrEnum):
-    NONE = "none"
-    SINGLE = "single"
-    MIXED = "mixed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,10 +122,10 @@ def _invalid(gpus: Sequence[NodeGpu], reason: str) -> PluginView:
     first = next(g for g in gpus if g.mig_enabled)
     labels = {
         STRATEGY_LABEL: MigStrategy.SINGLE.value,
-        f"{GPU_RESOURCE}.product": f"{first.product_name.replace(' ', '-')}-MIG-INVALID",
-        f"{GPU_RESOURCE}.count": "0",
-        f"{GPU_RESOURCE}.replicas": "0",
-        f"{GPU_RESOURCE}.memory": "0",
+        f"{NVIDIA_GPU}.product": f"{first.product_name.replace(' ', '-')}-MIG-INVALID",
+        f"{NVIDIA_GPU}.count": "0",
+        f"{NVIDIA_GPU}.replicas": "0",
+        f"{NVIDIA_GPU}.memory": "0",
     }
     return PluginView(MigStrategy.SINGLE, (), reason, dict(sorted(labels.items())))
 
@@ -148,7 +142,7 @@ def _mig_devices(gpus: Sequence[NodeGpu]) -> list[tuple[NodeGpu, Instance, MigPr
 def _single(gpus: Sequence[NodeGpu]) -> PluginView:
     enabled = [g for g in gpus if g.mig_enabled]
     if not enabled:
-        full = tuple(AdvertisedDevice(GPU_RESOURCE, g.index, None) for g in gpus)
+        full = tuple(AdvertisedDevice(NVIDIA_GPU, g.index, None) for g in gpus)
         return PluginView(MigStrategy.SINGLE, full, None, {STRATEGY_LABEL: "single"})
     if any(g.layout.is_empty for g in enabled):
         return _invalid(gpus, "at least one MIG-enabled GPU has no MIG devices")
@@ -158,16 +152,16 @@ def _single(gpus: Sequence[NodeGpu]) -> PluginView:
     if len({p.resource_suffix for _, _, p in migs}) != 1:
         return _invalid(gpus, "more than one MIG device type present on the node")
     gpu, _, profile = migs[0]
-    labels, unknown = _resource_labels(GPU_RESOURCE, gpu, profile, len(migs))
+    labels, unknown = _resource_labels(NVIDIA_GPU, gpu, profile, len(migs))
     labels[STRATEGY_LABEL] = MigStrategy.SINGLE.value
-    devices = tuple(AdvertisedDevice(GPU_RESOURCE, g.index, inst) for g, inst, _ in migs)
+    devices = tuple(AdvertisedDevice(NVIDIA_GPU, g.index, inst) for g, inst, _ in migs)
     return PluginView(
         MigStrategy.SINGLE, devices, None, dict(sorted(labels.items())), tuple(unknown)
     )
 
 
 def _mixed(gpus: Sequence[NodeGpu]) -> PluginView:
-    devices = [AdvertisedDevice(GPU_RESOURCE, g.index, None) for g in gpus if not g.mig_enabled]
+    devices = [AdvertisedDevice(NVIDIA_GPU, g.index, None) for g in gpus if not g.mig_enabled]
     labels = {STRATEGY_LABEL: MigStrategy.MIXED.value}
     unknown: list[str] = []
     by_resource: dict[str, list[tuple[NodeGpu, MigProfile]]] = {}
@@ -194,7 +188,7 @@ def plugin_view(gpus: Sequence[NodeGpu], strategy: MigStrategy) -> PluginView:
     if not ordered:
         return PluginView(strategy, (), None)
     if strategy is MigStrategy.NONE:
-        full = tuple(AdvertisedDevice(GPU_RESOURCE, g.index, None) for g in ordered)
+        full = tuple(AdvertisedDevice(NVIDIA_GPU, g.index, None) for g in ordered)
         return PluginView(strategy, full, None)
     if strategy is MigStrategy.SINGLE:
         return _single(ordered)

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpuplane.slicing.sharing.config import DevicePluginConfig, SharingStrategy
+from gpuplane.api.strategies import SharingStrategy
+from gpuplane.slicing.sharing.config import DevicePluginConfig
 
 REPLICAS_LABEL = "nvidia.com/gpu.replicas"
 STRATEGY_LABEL = "nvidia.com/gpu.sharing-strategy"

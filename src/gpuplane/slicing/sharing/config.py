@@ -29,32 +29,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from gpuplane.api.resources import MIG_RESOURCE_PREFIX, NVIDIA_GPU
+from gpuplane.api.strategies import MigStrategy, SharingStrategy
 from gpuplane.core.errors import InputError
 from gpuplane.core.yamlio import validate_yaml
 
 VERSION = "v1"
-GPU_RESOURCE = "nvidia.com/gpu"
-_MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-\d+g\.\d+gb(\+me)?$")
+_MIG_RESOURCE = re.compile("^" + re.escape(MIG_RESOURCE_PREFIX) + r"\d+g\.\d+gb(\+me)?$")
 _DEVICE_REF = re.compile(
     r"^(\d+|\d+:\d+|GPU-[0-9a-fA-F-]{36}|MIG-[0-9a-fA-F-]{36}|MIG-GPU-[0-9a-fA-F-]{36}/\d+/\d+)$"
 )
-
-
-class SharingStrategy(StrEnum):
-    NONE = "none"
-    TIME_SLICING = "time-slicing"
-    MPS = "mps"
-
-
-class MigStrategyName(StrEnum):
-    NONE = "none"
-    SINGLE = "single"
-    MIXED = "mixed"
 
 
 class _Model(BaseModel):
@@ -70,7 +58,7 @@ class ReplicaResource(_Model):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if value != GPU_RESOURCE and not _MIG_RESOURCE.match(value):
+        if value != NVIDIA_GPU and not _MIG_RESOURCE.match(value):
             raise ValueError(
                 f"unsupported resource {value!r}; expected nvidia.com/gpu or a MIG resource "
                 "such as nvidia.com/mig-1g.10gb"
@@ -129,7 +117,7 @@ class Sharing(_Model):
 
 class Flags(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
-    mig_strategy: MigStrategyName = Field(default=MigStrategyName.NONE, alias="migStrategy")
+    mig_strategy: MigStrategy = Field(default=MigStrategy.NONE, alias="migStrategy")
 
 
 class ConfigFile(_Model):
@@ -159,7 +147,7 @@ class Replication:
 
 @dataclass(frozen=True, slots=True)
 class DevicePluginConfig:
-    mig_strategy: MigStrategyName = MigStrategyName.NONE
+    mig_strategy: MigStrategy = MigStrategy.NONE
     strategy: SharingStrategy = SharingStrategy.NONE
     replications: tuple[Replication, ...] = ()
     rename_by_default: bool = False

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpuplane.slicing.sharing.config import SharingStrategy
+from gpuplane.api.strategies import SharingStrategy
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,11 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
+from gpuplane.api.pod_phase import PodPhase
+from gpuplane.api.pod_phase import PodPhase as HpaPhase
 from gpuplane.autoscaler.hpa.controller import HpaSnapshot
 from gpuplane.autoscaler.hpa.controller import decide as hpa_decide
 from gpuplane.autoscaler.hpa.metrics import MetricsSnapshot
 from gpuplane.autoscaler.hpa.pods import ConditionStatus, PodInfo
-from gpuplane.autoscaler.hpa.pods import PodPhase as HpaPhase
 from gpuplane.autoscaler.hpa.settings import HpaControllerSettings
 from gpuplane.autoscaler.hpa.spec import HpaSpec, MetricSourceType
 from gpuplane.autoscaler.hpa.state import HpaState
@@ -39,7 +40,7 @@ from gpuplane.autoscaler.keda.scalers import Scaler, ScalerPoll, build_scaler
 from gpuplane.autoscaler.keda.state import KedaSettings, KedaState
 from gpuplane.core.kernel import Priority
 from gpuplane.twin.cluster.cluster import Cluster
-from gpuplane.twin.cluster.objects import Pod, PodPhase
+from gpuplane.twin.cluster.objects import Pod
 from gpuplane.twin.controllers.deployment import DeploymentController
 
 HPA_SETTINGS = HpaControllerSettings()

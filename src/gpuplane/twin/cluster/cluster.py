@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from gpuplane.api.owner import OwnerRef
 from gpuplane.core.kernel import EventLoop, Priority
 from gpuplane.core.rng import RngStreams
 from gpuplane.core.tsdb import SeriesStore
 from gpuplane.twin.cluster.events import EventRecorder
 from gpuplane.twin.cluster.names import NameFactory
-from gpuplane.twin.cluster.objects import Node, OwnerRef, Pod
+from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.cluster.qos import qos_class
 from gpuplane.twin.cluster.resources import pod_requests
 from gpuplane.twin.cluster.store import ObjectStore

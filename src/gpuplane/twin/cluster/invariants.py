@@ -11,10 +11,10 @@
 
 from __future__ import annotations
 
+from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
 from gpuplane.twin.cluster import resources as res
 from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.cluster.store import GPU_MILLI, MILLI_PER_GPU, ObjectStore
-from gpuplane.twin.scenario.spec import CPU, GPU, MEMORY, PODS
 
 
 def _node_violations(store: ObjectStore, node: Node) -> list[str]:
@@ -36,8 +36,10 @@ def _node_violations(store: ObjectStore, node: Node) -> list[str]:
     for p in holders:
         if tuple(sorted(owners.get(p.uid, []))) != tuple(sorted(p.gpu_ids)):
             out.append(f"{node.name}: GPUs owned by {p.key} {owners.get(p.uid)} != {p.gpu_ids}")
-        if len(p.gpu_ids) != p.requests.get(GPU, 0):
-            out.append(f"{p.key}: holds {len(p.gpu_ids)} GPUs, requests {p.requests.get(GPU)}")
+        if len(p.gpu_ids) != p.requests.get(NVIDIA_GPU, 0):
+            out.append(
+                f"{p.key}: holds {len(p.gpu_ids)} GPUs, requests {p.requests.get(NVIDIA_GPU)}"
+            )
         if not p.holds_resources:
             out.append(f"{p.key}: on {node.name}'s books but is {p.phase}/deleted")
     out.extend(_ext_violations(store, node, holders, owners))

@@ -7,7 +7,7 @@ that use them: ``gpuplane.scheduler.framework.matching``.
 
 from __future__ import annotations
 
-from gpuplane.twin.scenario.spec import Taint
+from gpuplane.api.taints import Taint
 
 NOT_READY_TAINT = Taint("node.kubernetes.io/not-ready", "", "NoSchedule")
 UNREACHABLE_TAINT = Taint("node.kubernetes.io/unreachable", "", "NoExecute")

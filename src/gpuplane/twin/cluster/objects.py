@@ -9,22 +9,17 @@ from the API; the twin keeps the record so every pod ever created is accounted f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 
+from gpuplane.api.owner import OwnerRef
+from gpuplane.api.pod_phase import TERMINAL_PHASES, PodPhase
+from gpuplane.api.qos import QosClass
+from gpuplane.api.taints import Taint
 from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.slicing.devices import DeviceKind, DeviceSlot
 from gpuplane.slicing.mig.layout import Layout
 from gpuplane.slicing.sharing.config import DevicePluginConfig
 from gpuplane.topology.model import NodeTopology
-from gpuplane.twin.scenario.spec import PodTemplate, QosClass, Resources, Taint
-
-
-class PodPhase(StrEnum):
-    PENDING = "Pending"
-    RUNNING = "Running"
-    SUCCEEDED = "Succeeded"
-    FAILED = "Failed"
-
+from gpuplane.twin.scenario.spec import PodTemplate, Resources
 
 VALID_POD_TRANSITIONS: dict[PodPhase, frozenset[PodPhase]] = {
     # Pending -> Running: the kubelet admitted the pod and started its containers.
@@ -38,20 +33,13 @@ VALID_POD_TRANSITIONS: dict[PodPhase, frozenset[PodPhase]] = {
     # Terminal phases never change (kubelet: a pod in a terminal phase stays there).
     PodPhase.SUCCEEDED: frozenset(),
     PodPhase.FAILED: frozenset(),
+    # The twin never sets Unknown (a lost node fails its pods): nothing enters or leaves it.
+    PodPhase.UNKNOWN: frozenset(),
 }
-
-TERMINAL = frozenset({PodPhase.SUCCEEDED, PodPhase.FAILED})
 
 
 class IllegalTransition(ValueError):
     pass
-
-
-@dataclass(frozen=True, slots=True)
-class OwnerRef:
-    kind: str
-    name: str
-    namespace: str
 
 
 @dataclass(slots=True)
@@ -102,7 +90,7 @@ class Pod:
     @property
     def is_active(self) -> bool:
         """Counts toward a controller's replicas: not terminal and not deleted."""
-        return self.deleted_s is None and self.phase not in TERMINAL
+        return self.deleted_s is None and self.phase not in TERMINAL_PHASES
 
     @property
     def holds_resources(self) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
 from gpuplane.slicing.devices import DeviceSlot
 from gpuplane.twin.cluster import resources as res
 from gpuplane.twin.cluster.objects import (
@@ -24,9 +25,8 @@ from gpuplane.twin.cluster.objects import (
     PodGroupState,
     ReplicaSetState,
 )
-from gpuplane.twin.scenario.spec import CPU, GPU, MEMORY, PODS
 
-CORE = (CPU, MEMORY, GPU, PODS)
+CORE = (CPU, MEMORY, NVIDIA_GPU, PODS)
 GPU_MILLI = "gpuplane.io/gpu-milli"
 MILLI_PER_GPU = 1000
 
@@ -77,8 +77,8 @@ class ObjectStore:
         """Recompute a node's free resources and schedulability after any change to it."""
         i = self._index[node.name]
         alloc = dict(node.allocatable)
-        alloc[GPU] = self.gpu_allocatable(node)
-        self.alloc_gpu[i] = alloc[GPU]
+        alloc[NVIDIA_GPU] = self.gpu_allocatable(node)
+        self.alloc_gpu[i] = alloc[NVIDIA_GPU]
         for k in CORE:
             self.alloc[k][i] = alloc.get(k, 0)
             self.free[k][i] = alloc.get(k, 0) - node.requested.get(k, 0)
@@ -101,7 +101,7 @@ class ObjectStore:
 
     def node_free(self, node: Node) -> dict[str, int]:
         alloc = dict(node.allocatable)
-        alloc[GPU] = self.gpu_allocatable(node)
+        alloc[NVIDIA_GPU] = self.gpu_allocatable(node)
         return res.sub(alloc, node.requested)
 
     # ----- pods -----

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import zlib
 
+from gpuplane.api.owner import OwnerRef
 from gpuplane.twin.cluster.cluster import Cluster
-from gpuplane.twin.cluster.objects import DeploymentState, OwnerRef, ReplicaSetState
+from gpuplane.twin.cluster.objects import DeploymentState, ReplicaSetState
 from gpuplane.twin.controllers.replicaset import ReplicaSetController
 from gpuplane.twin.scenario.spec import DeploymentSpec, ReplicaSetSpec
 

@@ -7,8 +7,9 @@ succeeded) | Failed (a member failed after the group was running).
 
 from __future__ import annotations
 
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.twin.cluster.cluster import Cluster
-from gpuplane.twin.cluster.objects import Pod, PodGroupState, PodPhase
+from gpuplane.twin.cluster.objects import Pod, PodGroupState
 
 KIND = "PodGroup"
 

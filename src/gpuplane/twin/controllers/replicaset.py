@@ -11,8 +11,10 @@ assigned, Pending before Running, not ready before ready, more restarts first, n
 
 from __future__ import annotations
 
+from gpuplane.api.owner import OwnerRef
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.twin.cluster.cluster import Cluster
-from gpuplane.twin.cluster.objects import OwnerRef, Pod, PodPhase, ReplicaSetState
+from gpuplane.twin.cluster.objects import Pod, ReplicaSetState
 from gpuplane.twin.controllers.runtime import sample_pod_fate
 from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.scenario.spec import Workload

@@ -13,6 +13,8 @@ each NUMA node's whole memory), hugepages, and devices other than ``nvidia.com/g
 
 from __future__ import annotations
 
+from gpuplane.api.qos import QosClass
+from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU
 from gpuplane.kubelet.admission import AdmitResult, ContainerRequest, GpuChooser, admit_pod
 from gpuplane.kubelet.admission import node_state as kubelet_node_state
 from gpuplane.kubelet.config import CpuManagerPolicy, MemoryManagerPolicy
@@ -22,7 +24,7 @@ from gpuplane.slicing.sharing.advertise import distribute
 from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.cluster.store import GPU_MILLI, ObjectStore
 from gpuplane.twin.kubelet.bind_allocation import BindAllocation
-from gpuplane.twin.scenario.spec import CPU, GPU, MEMORY, ContainerSpec, QosClass
+from gpuplane.twin.scenario.spec import ContainerSpec
 
 
 class NodeAdmission:
@@ -50,7 +52,7 @@ class NodeAdmission:
         scheduler's choice for a fractional pod, as a sharing device plugin reads it from the
         pod; without one a fractional pod gets the fullest GPU that still holds it."""
         verdict = self.admit(node, pod) if node.kubelet.manages_resources else None
-        gpus = self.gpus_at_bind(node, pod, verdict) if pod.requests.get(GPU, 0) else ()
+        gpus = self.gpus_at_bind(node, pod, verdict) if pod.requests.get(NVIDIA_GPU, 0) else ()
         milli = pod.requests.get(GPU_MILLI, 0)
         if gpu_share is None and milli:
             row = self.store.gpu_free_milli[self.store.index_of(node.name)]
@@ -66,7 +68,7 @@ class NodeAdmission:
         """The GPUs the kubelet will allocate to ``pod`` on ``node``: inside the Topology
         Manager's affinity (``verdict``) where the node runs one, else the device plugin's
         preference among the free whole GPUs (the lowest ids if it has none)."""
-        need = pod.requests.get(GPU, 0)
+        need = pod.requests.get(NVIDIA_GPU, 0)
         if not need:
             return ()
         free = self.store.free_whole_gpus(node)
@@ -160,6 +162,6 @@ def _request(c: ContainerSpec, *, init: bool, align_gpus: bool = True) -> Contai
         c.name,
         cpu_milli=c.requests.get(CPU, 0),
         memory_bytes=c.requests.get(MEMORY, 0),
-        gpus=c.requests.get(GPU, 0) if align_gpus else 0,
+        gpus=c.requests.get(NVIDIA_GPU, 0) if align_gpus else 0,
         init=init,
     )

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 
-from gpuplane.slicing.mig.strategy import MigStrategy, NodeGpu, plugin_view
+from gpuplane.api.resources import NVIDIA_GPU
+from gpuplane.api.strategies import MigStrategy
+from gpuplane.slicing.mig.strategy import NodeGpu, plugin_view
 from gpuplane.slicing.sharing.advertise import sharing_labels
 from gpuplane.topology.gfd import gfd_labels
 from gpuplane.twin.cluster.objects import Node
 from gpuplane.twin.mig.devices import mig_gpu_of
-
-GPU = "nvidia.com/gpu"
 
 
 def node_gfd_labels(node: Node) -> dict[str, str]:
@@ -22,7 +22,7 @@ def node_gfd_labels(node: Node) -> dict[str, str]:
         labels.update(plugin_view(gpus, MigStrategy(node.mig_strategy or "mixed")).labels)
     if node.sharing is not None:
         product = labels.get("nvidia.com/gpu.product", "")
-        labels.update(sharing_labels(node.sharing, product, GPU))
+        labels.update(sharing_labels(node.sharing, product, NVIDIA_GPU))
     return labels
 
 

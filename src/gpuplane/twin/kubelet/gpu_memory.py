@@ -8,11 +8,12 @@ application's problem, not the cluster's).
 
 from __future__ import annotations
 
+from gpuplane.api.pod_phase import PodPhase
+from gpuplane.api.strategies import SharingStrategy
 from gpuplane.slicing.devices import DeviceKind
-from gpuplane.slicing.sharing.config import SharingStrategy
 from gpuplane.slicing.sharing.oom import OomVerdict, mig_oom, shared_gpu_oom
 from gpuplane.topology.catalog import get_gpu_model
-from gpuplane.twin.cluster.objects import Node, Pod, PodPhase
+from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.cluster.store import ObjectStore
 
 

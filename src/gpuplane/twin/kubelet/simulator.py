@@ -21,14 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from gpuplane.api.pod_phase import PodPhase
+from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.core.kernel import Priority
 from gpuplane.slicing.sharing.advertise import ADMISSION_REASON, request_error
 from gpuplane.twin.cluster.cluster import Cluster
-from gpuplane.twin.cluster.objects import Node, Pod, PodPhase
+from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.kubelet.admission import NodeAdmission
 from gpuplane.twin.kubelet.bind_allocation import BindAllocation
 from gpuplane.twin.kubelet.gpu_memory import check_start
-from gpuplane.twin.scenario.spec import GPU, RestartPolicy
+from gpuplane.twin.scenario.spec import RestartPolicy
 
 
 class KubeletSim:
@@ -79,8 +81,8 @@ class KubeletSim:
         if node.sharing is None:
             return None
         for resource, count in pod.requests.items():
-            if resource == GPU or resource in node.ext_slots:
-                base = GPU if resource.startswith(GPU) else resource
+            if resource == NVIDIA_GPU or resource in node.ext_slots:
+                base = NVIDIA_GPU if resource.startswith(NVIDIA_GPU) else resource
                 error = request_error(node.sharing, base, count)
                 if error is not None:
                     return error

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuplane.api.pod_phase import PodPhase
+from gpuplane.api.resources import is_mig_resource, mig_profile_of
 from gpuplane.core.kernel import Priority
 from gpuplane.slicing.mig.layout import Instance, Layout
 from gpuplane.slicing.mig.plan_types import GpuState, MigPlanSettings, make_snapshot
 from gpuplane.slicing.mig.planner import decide
-from gpuplane.slicing.mig.profiles import MIG_RESOURCE_PREFIX
 from gpuplane.twin.cluster.cluster import Cluster
-from gpuplane.twin.cluster.objects import Node, PodPhase
+from gpuplane.twin.cluster.objects import Node
 from gpuplane.twin.mig.devices import MIG_STATE_LABEL, mig_gpu_of, mig_slots
 
 PLAN_SETTINGS = MigPlanSettings(time_limit_s=10.0)
@@ -72,8 +73,8 @@ class MigRepartitioner:
             if pod.phase is not PodPhase.PENDING or pod.node_name or not pod.schedule_attempts:
                 continue
             for name, count in pod.requests.items():
-                if name.startswith(MIG_RESOURCE_PREFIX):
-                    profile = name.removeprefix(MIG_RESOURCE_PREFIX)
+                if is_mig_resource(name):
+                    profile = mig_profile_of(name)
                     demand[profile] = demand.get(profile, 0) + count
         return demand
 

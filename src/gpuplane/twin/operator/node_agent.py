@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.core.kernel import EventHandle, Priority
 from gpuplane.operator.cluster_policy import ClusterPolicy
 from gpuplane.operator.faults import (
@@ -38,7 +39,7 @@ from gpuplane.operator.lifecycle_state import GpuNodeState, transition
 from gpuplane.operator.settings import OperatorSettings
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.node_taints import UNREACHABLE_TAINT
-from gpuplane.twin.cluster.objects import Node, PodPhase
+from gpuplane.twin.cluster.objects import Node
 from gpuplane.twin.kubelet.gpu_devices import node_gfd_labels, pods_on_gpu
 from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.operator.upgrade_agent import UpgradeAgent

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpuplane.api.pod_phase import PodPhase
+from gpuplane.api.pod_phase import PodPhase as UpgradePodPhase
 from gpuplane.core.kernel import EventHandle, Priority
 from gpuplane.operator.lifecycle_state import GpuNodeState
 from gpuplane.operator.upgrade import decide_upgrades
@@ -23,11 +25,8 @@ from gpuplane.operator.upgrade_state import (
     UpgradeSnapshot,
     UpgradeState,
 )
-from gpuplane.operator.upgrade_state import (
-    PodPhase as UpgradePodPhase,
-)
 from gpuplane.twin.cluster.cluster import Cluster
-from gpuplane.twin.cluster.objects import Node, Pod, PodPhase
+from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.kubelet.simulator import KubeletSim
 
 if TYPE_CHECKING:

@@ -29,6 +29,7 @@ from pydantic import (
     model_validator,
 )
 
+from gpuplane.api.taints import TaintEffect
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.yamlio import validate_yaml
 from gpuplane.operator.faults import FaultSpec
@@ -63,7 +64,7 @@ class Taint(_Model):
 
     key: str = Field(min_length=1)
     value: str = ""
-    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+    effect: TaintEffect
 
 
 class Allocatable(_Model):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Literal
 
+from gpuplane.api.taints import Taint, Toleration
 from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.slicing.dra.pod_claims import PodResourceClaim
 from gpuplane.slicing.sharing.config import DevicePluginConfig
@@ -30,11 +31,6 @@ if TYPE_CHECKING:
     from gpuplane.twin.scenario.serving_spec import ServingSpec
     from gpuplane.twin.scenario.settings import TwinSettings
 
-CPU = "cpu"
-MEMORY = "memory"
-GPU = "nvidia.com/gpu"
-PODS = "pods"
-
 Resources = dict[str, int]
 
 
@@ -42,28 +38,6 @@ class RestartPolicy(StrEnum):
     ALWAYS = "Always"
     ON_FAILURE = "OnFailure"
     NEVER = "Never"
-
-
-class QosClass(StrEnum):
-    GUARANTEED = "Guaranteed"
-    BURSTABLE = "Burstable"
-    BEST_EFFORT = "BestEffort"
-
-
-@dataclass(frozen=True, slots=True)
-class Toleration:
-    key: str | None = None
-    operator: Literal["Equal", "Exists"] = "Equal"
-    value: str | None = None
-    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
-    toleration_seconds: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Taint:
-    key: str
-    value: str = ""
-    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
+from gpuplane.api.taints import Taint
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot, make_snapshot
 from gpuplane.scheduler.framework.types import (
     BASE_RESOURCES,
@@ -23,7 +25,6 @@ from gpuplane.scheduler.framework.types import (
     NominatedPod,
     PodGroupInfo,
     PodInfo,
-    TaintLike,
     WaitingPod,
 )
 from gpuplane.slicing.dra.snapshot import DraSnapshot
@@ -31,13 +32,12 @@ from gpuplane.topology.model import NodeTopology
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.node_taints import NOT_READY_TAINT
 from gpuplane.twin.cluster.objects import Node, Pod
-from gpuplane.twin.scenario.spec import CPU, GPU, MEMORY, PODS
 from gpuplane.twin.scheduling.nrt_view import NrtView
 
 _NO_POD = int(np.iinfo(np.int64).max)
 _BASE = frozenset(BASE_RESOURCES)
 _Static = tuple[
-    tuple[str, ...], tuple[Mapping[str, str], ...], tuple[tuple[TaintLike, ...], ...], np.ndarray
+    tuple[str, ...], tuple[Mapping[str, str], ...], tuple[tuple[Taint, ...], ...], np.ndarray
 ]
 
 
@@ -76,7 +76,7 @@ class SnapshotBuilder:
             scheduler_name=t.scheduler_name,
             nominated_node=pod.nominated_node_name,
             group_created_s=group.created_s if group is not None else None,
-            qos=pod.qos.value,
+            qos=pod.qos,
             containers=_containers(pod),
         )
 
@@ -194,7 +194,7 @@ class SnapshotBuilder:
         names, labels, taints, cordoned = self._static_columns()
         alloc, used = self._extra_rows(pending)
         alloc.update({k: store.alloc[k] for k in (CPU, MEMORY, PODS)})
-        alloc[GPU] = store.alloc_gpu
+        alloc[NVIDIA_GPU] = store.alloc_gpu
         used.update({k: store.alloc[k] - store.free[k] for k in (CPU, MEMORY, PODS)})
         has_groups = bool(store.pod_groups) and (
             bool(waiting) or any(p.pod_group is not None for p in pending)
@@ -251,7 +251,7 @@ def _containers(pod: Pod) -> tuple[ContainerInfo, ...]:
     )
 
 
-def _taints(node: Node) -> tuple[TaintLike, ...]:
+def _taints(node: Node) -> tuple[Taint, ...]:
     if node.ready and not node.lost:
         return tuple(node.taints)
     return (NOT_READY_TAINT, *node.taints)

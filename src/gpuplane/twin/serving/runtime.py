@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.autoscaler.slo.capacity import CapacityModel
 from gpuplane.core.errors import InputError
 from gpuplane.core.kernel import Priority
@@ -39,7 +40,7 @@ from gpuplane.serving.routing.simulation import ServingSimulation, SimulationSet
 from gpuplane.serving.steptime.kv_transfer import KvLink, kv_transfer_s
 from gpuplane.twin.autoscaling.slo_capacity import capacity_from_engine
 from gpuplane.twin.cluster.cluster import Cluster
-from gpuplane.twin.cluster.objects import Pod, PodPhase
+from gpuplane.twin.cluster.objects import Pod
 from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.scenario.serving_spec import ServiceSpec, ServingSpec
 from gpuplane.twin.serving.engines import BuiltEngine, build_engine

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gpuplane.api.taints import Taint
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.scheduler.framework.explain import Diagnosis, ReasonGroup, fit_error, go_duration
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.status import Code
-from gpuplane.scheduler.framework.types import PodGroupInfo, Taint
+from gpuplane.scheduler.framework.types import PodGroupInfo
 from tests.unit.scheduler.factories import make_cluster, make_pod, make_scheduler
 
 NO_POSTFILTER = ProfileConfig.model_validate(

@@ -9,9 +9,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpuplane.api.taints import Taint, Toleration
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.scheduler.framework.decision import SchedulingDecision
-from gpuplane.scheduler.framework.types import BoundPod, GpuShare, PodInfo, Taint, Toleration
+from gpuplane.scheduler.framework.types import BoundPod, GpuShare, PodInfo
 from tests.unit.scheduler.factories import (
     bound,
     make_cluster,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpuplane.api.taints import Toleration
 from gpuplane.scheduler.framework.config import ProfileConfig
-from gpuplane.scheduler.framework.types import NominatedPod, Toleration
+from gpuplane.scheduler.framework.types import NominatedPod
 from tests.unit.scheduler.factories import make_cluster, make_pod, make_scheduler
 
 
@@ -41,7 +42,7 @@ def test_decide_leaves_the_snapshot_alone() -> None:
 
 
 def test_a_toleration_lets_the_pod_in() -> None:
-    from gpuplane.scheduler.framework.types import Taint
+    from gpuplane.api.taints import Taint
 
     snap = make_cluster([8], taints={0: [Taint("nvidia.com/gpu", "b200", "NoSchedule")]})
     tol = (Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule"),)

@@ -8,20 +8,13 @@ from typing import Any
 import numpy as np
 import pytest
 
+from gpuplane.api.qos import QosClass
+from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.state import Placement
-from gpuplane.scheduler.framework.types import (
-    CPU,
-    GPU,
-    MEMORY,
-    QOS_BEST_EFFORT,
-    QOS_BURSTABLE,
-    QOS_GUARANTEED,
-    ContainerInfo,
-    PodInfo,
-)
+from gpuplane.scheduler.framework.types import ContainerInfo, PodInfo
 from gpuplane.scheduler.plugins.least_numa import least_numa_score, normalize
 from gpuplane.scheduler.plugins.numa_zones import (
     NumaZone,
@@ -59,7 +52,7 @@ def nrt_cluster(
     return replace(snap, nrt=nrt, hardware=hardware)
 
 
-def gpod(uid: str, gpus: int, *, qos: str = QOS_GUARANTEED, cpu_m: int = 8000) -> PodInfo:
+def gpod(uid: str, gpus: int, *, qos: QosClass = QosClass.GUARANTEED, cpu_m: int = 8000) -> PodInfo:
     return replace(make_pod(uid, gpus, cpu_m=cpu_m), qos=qos)
 
 
@@ -107,9 +100,9 @@ def test_other_policies_and_nodes_without_nrt_pass() -> None:
 def test_best_effort_pods_pass_unless_they_ask_for_devices() -> None:
     cs, st = state(nrt_cluster([[0, 1, 4, 5]]))
     nrtm = plugin("NodeResourceTopologyMatch")
-    be = replace(make_pod("cpu-only", 0, cpu_m=0, mem=0), qos=QOS_BEST_EFFORT, requests={})
+    be = replace(make_pod("cpu-only", 0, cpu_m=0, mem=0), qos=QosClass.BEST_EFFORT, requests={})
     assert nrtm.filter_node(cs, be, st, 0).ok
-    be_gpu = replace(gpod("g", 4), qos=QOS_BEST_EFFORT, requests={GPU: 4})
+    be_gpu = replace(gpod("g", 4), qos=QosClass.BEST_EFFORT, requests={NVIDIA_GPU: 4})
     assert not nrtm.filter_node(cs, be_gpu, st, 0).ok
 
 
@@ -117,18 +110,18 @@ def test_burstable_cpu_never_constrains_but_guaranteed_cpu_does() -> None:
     cs, st = state(nrt_cluster([[]]))
     nrtm = plugin("NodeResourceTopologyMatch")
     # 200 cores: more than one NUMA node's 112 CPUs.
-    assert nrtm.filter_node(cs, gpod("b", 1, qos=QOS_BURSTABLE, cpu_m=200_000), st, 0).ok
+    assert nrtm.filter_node(cs, gpod("b", 1, qos=QosClass.BURSTABLE, cpu_m=200_000), st, 0).ok
     assert not nrtm.filter_node(cs, gpod("g", 1, cpu_m=200_000), st, 0).ok
 
 
 def test_pod_scope_uses_the_effective_request_and_init_containers_are_checked_alone() -> None:
     pod = replace(
         gpod("p", 0),
-        requests={GPU: 4},
+        requests={NVIDIA_GPU: 4},
         containers=(
-            ContainerInfo("init", {GPU: 4}, init=True),
-            ContainerInfo("a", {GPU: 2}),
-            ContainerInfo("b", {GPU: 2}),
+            ContainerInfo("init", {NVIDIA_GPU: 4}, init=True),
+            ContainerInfo("a", {NVIDIA_GPU: 2}),
+            ContainerInfo("b", {NVIDIA_GPU: 2}),
         ),
     )
     nrtm = plugin("NodeResourceTopologyMatch")
@@ -155,51 +148,62 @@ def test_pods_assumed_in_the_same_decision_are_charged_to_their_zone() -> None:
 
 
 def test_fit_numa_picks_the_lowest_zone_and_rejects_unknown_native_resources() -> None:
-    zones = [NumaZone(0, {GPU: 1, CPU: 4000}), NumaZone(1, {GPU: 4, CPU: 64000})]
-    assert fit_numa(zones, {GPU: 1}, QOS_GUARANTEED, {GPU: 5, CPU: 68000}) == 0
-    assert fit_numa(zones, {GPU: 2}, QOS_GUARANTEED, {GPU: 5, CPU: 68000}) == 1
-    assert fit_numa(zones, {GPU: 9}, QOS_GUARANTEED, {GPU: 5}) is None
+    zones = [NumaZone(0, {NVIDIA_GPU: 1, CPU: 4000}), NumaZone(1, {NVIDIA_GPU: 4, CPU: 64000})]
+    assert fit_numa(zones, {NVIDIA_GPU: 1}, QosClass.GUARANTEED, {NVIDIA_GPU: 5, CPU: 68000}) == 0
+    assert fit_numa(zones, {NVIDIA_GPU: 2}, QosClass.GUARANTEED, {NVIDIA_GPU: 5, CPU: 68000}) == 1
+    assert fit_numa(zones, {NVIDIA_GPU: 9}, QosClass.GUARANTEED, {NVIDIA_GPU: 5}) is None
     # Memory is native: no zone reporting it means nothing can align it.
-    assert fit_numa(zones, {MEMORY: 1}, QOS_GUARANTEED, {MEMORY: 10}) is None
+    assert fit_numa(zones, {MEMORY: 1}, QosClass.GUARANTEED, {MEMORY: 10}) is None
     # An extended resource no zone reports is fine when the node offers it.
-    assert fit_numa(zones, {"example.com/x": 1}, QOS_GUARANTEED, {"example.com/x": 1}) == 0
-    assert fit_numa(zones, {"example.com/x": 1}, QOS_GUARANTEED, {}) is None
+    assert fit_numa(zones, {"example.com/x": 1}, QosClass.GUARANTEED, {"example.com/x": 1}) == 0
+    assert fit_numa(zones, {"example.com/x": 1}, QosClass.GUARANTEED, {}) is None
 
 
 def test_score_strategies_match_the_upstream_formulas() -> None:
     w = Weights()
-    zone = {CPU: 10_000, GPU: 4}
-    assert least_allocated({CPU: 2500, GPU: 1}, zone, w) == ((10 - 3) * 100 // 10 + 75) // 2
-    assert most_allocated({CPU: 2500, GPU: 1}, zone, w) == (30 + 25) // 2
-    assert least_allocated({GPU: 5}, zone, w) == 0
-    assert balanced_allocation({CPU: 5000, GPU: 2}, zone, w) == 100
-    assert balanced_allocation({CPU: 10_000, GPU: 0}, zone, w) == int((1 - 0.5) * 100)
-    assert least_allocated({CPU: 2000, GPU: 1}, zone, Weights({GPU: 3})) == (80 + 3 * 75) // 4
-    zones = [NumaZone(0, {GPU: 0}), NumaZone(1, {GPU: 4}), NumaZone(2, {GPU: 2})]
+    zone = {CPU: 10_000, NVIDIA_GPU: 4}
+    assert least_allocated({CPU: 2500, NVIDIA_GPU: 1}, zone, w) == ((10 - 3) * 100 // 10 + 75) // 2
+    assert most_allocated({CPU: 2500, NVIDIA_GPU: 1}, zone, w) == (30 + 25) // 2
+    assert least_allocated({NVIDIA_GPU: 5}, zone, w) == 0
+    assert balanced_allocation({CPU: 5000, NVIDIA_GPU: 2}, zone, w) == 100
+    assert balanced_allocation({CPU: 10_000, NVIDIA_GPU: 0}, zone, w) == int((1 - 0.5) * 100)
+    assert (
+        least_allocated({CPU: 2000, NVIDIA_GPU: 1}, zone, Weights({NVIDIA_GPU: 3}))
+        == (80 + 3 * 75) // 4
+    )
+    zones = [
+        NumaZone(0, {NVIDIA_GPU: 0}),
+        NumaZone(1, {NVIDIA_GPU: 4}),
+        NumaZone(2, {NVIDIA_GPU: 2}),
+    ]
     # Zone 0 scores 0, so the running minimum is replaced: min over the rest.
-    assert min_zone_score({GPU: 1}, zones, "LeastAllocated", w) == 50
+    assert min_zone_score({NVIDIA_GPU: 1}, zones, "LeastAllocated", w) == 50
 
 
 def test_least_numa_nodes() -> None:
     costs = {0: {0: 10, 1: 20, 2: 30}, 1: {0: 20, 1: 10, 2: 20}, 2: {0: 30, 1: 20, 2: 10}}
-    zones = [NumaZone(n, {GPU: 2}, costs[n]) for n in range(3)]
-    assert least_numa_score(QOS_GUARANTEED, [*zones], [{GPU: 2}]) == normalize(1, True) == 94
-    fresh = [NumaZone(n, {GPU: 2}, costs[n]) for n in range(3)]
+    zones = [NumaZone(n, {NVIDIA_GPU: 2}, costs[n]) for n in range(3)]
+    assert (
+        least_numa_score(QosClass.GUARANTEED, [*zones], [{NVIDIA_GPU: 2}])
+        == normalize(1, True)
+        == 94
+    )
+    fresh = [NumaZone(n, {NVIDIA_GPU: 2}, costs[n]) for n in range(3)]
     # 4 GPUs need two zones; (0,1) and (1,2) have the minimum average distance 15.
-    assert least_numa_score(QOS_GUARANTEED, fresh, [{GPU: 4}]) == 100 - 24 + 6
-    fresh = [NumaZone(n, {GPU: 2}, costs[n]) for n in range(3)]
-    fresh[1].resources[GPU] = 0
+    assert least_numa_score(QosClass.GUARANTEED, fresh, [{NVIDIA_GPU: 4}]) == 100 - 24 + 6
+    fresh = [NumaZone(n, {NVIDIA_GPU: 2}, costs[n]) for n in range(3)]
+    fresh[1].resources[NVIDIA_GPU] = 0
     # Only (0,2) fits: distance 20 > 15, not the minimum.
-    assert least_numa_score(QOS_GUARANTEED, fresh, [{GPU: 4}]) == 76
-    assert least_numa_score(QOS_GUARANTEED, fresh, [{"example.com/x": 1}]) == 100
-    assert least_numa_score(QOS_GUARANTEED, fresh, [{GPU: 9}]) == 0
+    assert least_numa_score(QosClass.GUARANTEED, fresh, [{NVIDIA_GPU: 4}]) == 76
+    assert least_numa_score(QosClass.GUARANTEED, fresh, [{"example.com/x": 1}]) == 100
+    assert least_numa_score(QosClass.GUARANTEED, fresh, [{NVIDIA_GPU: 9}]) == 0
 
 
 def test_non_guaranteed_pods_score_100_and_least_allocated_prefers_emptier_zones() -> None:
     snap = nrt_cluster([[0], [0, 1, 2, 4, 5, 6]])
     nrtm = plugin("NodeResourceTopologyMatch")
     cs, st = state(snap)
-    assert nrtm.score_node(cs, gpod("b", 1, qos=QOS_BURSTABLE), st, 0) == 100
+    assert nrtm.score_node(cs, gpod("b", 1, qos=QosClass.BURSTABLE), st, 0) == 100
     pod = gpod("g", 1)
     assert nrtm.score_node(cs, pod, st, 0) > nrtm.score_node(cs, pod, st, 1)
     most = plugin(

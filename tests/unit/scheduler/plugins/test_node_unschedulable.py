@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from gpuplane.scheduler.framework.types import Toleration
+from gpuplane.api.taints import Toleration
 from tests.unit.scheduler.factories import make_cluster, make_pod
 from tests.unit.scheduler.plugins.helpers import plugin, state
 

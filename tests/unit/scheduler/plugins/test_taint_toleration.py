@@ -2,22 +2,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuplane.scheduler.framework.matching import tolerates
-from gpuplane.scheduler.framework.types import Taint, Toleration
+from gpuplane.api.taints import Taint, Toleration
 from tests.unit.scheduler.factories import make_cluster, make_pod
 from tests.unit.scheduler.plugins.helpers import plugin, state
 
 B200 = Taint("nvidia.com/gpu", "b200", "NoSchedule")
 SPOT = Taint("spot", "true", "PreferNoSchedule")
-
-
-def test_toleration_rules() -> None:
-    assert tolerates(Toleration(None, "Exists"), B200)  # empty key + Exists: everything
-    assert tolerates(Toleration("nvidia.com/gpu", "Exists"), B200)  # any value, any effect
-    assert tolerates(Toleration("nvidia.com/gpu", "Equal", "b200", "NoSchedule"), B200)
-    assert not tolerates(Toleration("nvidia.com/gpu", "Equal", "h100"), B200)
-    assert not tolerates(Toleration("nvidia.com/gpu", "Exists", None, "NoExecute"), B200)
-    assert not tolerates(Toleration(None, "Equal", "b200"), B200)  # empty key needs Exists
 
 
 def test_filter_names_the_first_untolerated_taint() -> None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.slicing.dra.claims import ResourceClaim
-from gpuplane.twin.cluster.objects import PodPhase
 from tests.unit.twin.minitwin import MiniTwin, pool, run_twin, scenario
 
 ISLANDS = ({f"gpu-{i}" for i in range(4)}, {f"gpu-{i}" for i in range(4, 8)})

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuplane.twin.cluster.objects import PodPhase
+from gpuplane.api.pod_phase import PodPhase
 from tests.unit.twin.minitwin import bare_pod, pool, run_twin, scenario
 
 SOCKETS = ({0, 1, 2, 3}, {4, 5, 6, 7})

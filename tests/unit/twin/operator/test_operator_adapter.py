@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gpuplane.twin.cluster.objects import PodPhase
+from gpuplane.api.pod_phase import PodPhase
 from tests.unit.twin.minitwin import MiniTwin, bare_pod, deployment, pool, run_twin, scenario
 
 TIMINGS = {

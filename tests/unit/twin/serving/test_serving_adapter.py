@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gpuplane.twin.cluster.objects import PodPhase
+from gpuplane.api.pod_phase import PodPhase
 from tests.unit.twin.minitwin import MiniTwin, pool, run_twin, scenario
 
 

@@ -20,15 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from gpuplane.autoscaler.hpa.check_models import (
-    BehaviorRateCase,
-    ControllerCase,
-    LegacyRulesCase,
-    LegacyStabilizationCase,
-    LimitCase,
-    ReplicaCalcCase,
-    StabilizationCase,
-)
+from gpuplane.api.pod_phase import PodPhase
 from gpuplane.autoscaler.hpa.controller import HpaSnapshot, decide
 from gpuplane.autoscaler.hpa.metrics import MetricsSnapshot, ObjectMetricValue
 from gpuplane.autoscaler.hpa.normalize import (
@@ -39,13 +31,7 @@ from gpuplane.autoscaler.hpa.normalize import (
     stabilize_legacy,
     stabilize_with_behaviors,
 )
-from gpuplane.autoscaler.hpa.pods import (
-    ConditionStatus,
-    ContainerInfo,
-    PodInfo,
-    PodMetric,
-    PodPhase,
-)
+from gpuplane.autoscaler.hpa.pods import ConditionStatus, ContainerInfo, PodInfo, PodMetric
 from gpuplane.autoscaler.hpa.replica_calculator import (
     PodContext,
     Proposal,
@@ -64,6 +50,15 @@ from gpuplane.autoscaler.hpa.spec import (
     HpaSpec,
     ObjectReference,
     cpu_utilization_metric,
+)
+from gpuplane.cli.cases.hpa_check_models import (
+    BehaviorRateCase,
+    ControllerCase,
+    LegacyRulesCase,
+    LegacyStabilizationCase,
+    LimitCase,
+    ReplicaCalcCase,
+    StabilizationCase,
 )
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.validation import validate_model
