@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpuplane.kubelet.config import CpuManagerPolicy, GpuAllocation, KubeletConfig
 from gpuplane.kubelet.topology_manager.policy import PolicyName
+from gpuplane.twin.build import build_simulation
 from gpuplane.twin.cluster.objects import PodPhase
 from gpuplane.twin.scenario.spec import (
     ContainerSpec,
@@ -33,7 +34,7 @@ def run(
     template: PodTemplate, replicas: int, kubelet: KubeletConfig, until: float = 60.0
 ) -> Simulation:
     deploy = DeploymentSpec(name="tp", namespace="ml", template=template, replicas=replicas)
-    sim = Simulation(
+    sim = build_simulation(
         [make_pool(count=1, kubelet=kubelet)],  # type: ignore[list-item]
         [Workload("tp", deploy)],
         seed=1,
@@ -56,7 +57,7 @@ def test_single_numa_node_rejects_an_8_gpu_pod_and_the_replicaset_replaces_it_pa
         assert p.message == "Pod was rejected: Resources cannot be allocated with Topology locality"
     # One bind-then-reject round per admission delay (1 s): about 60 in a minute, never a spin.
     assert 50 <= len(failed) <= 61
-    counters = sim.result.summary["counters"]  # type: ignore[attr-defined]
+    counters = sim.result.summary.counters  # type: ignore[attr-defined]
     assert counters["admission_rejections"] == len(failed)
     assert counters["controller_replacements"] >= len(failed) - 1
     events = [e for e in sim.result.events if e.reason == "TopologyAffinityError"]  # type: ignore[attr-defined]
@@ -104,7 +105,7 @@ def test_device_plugin_preference_decides_gpus_at_binding() -> None:
     def gpus_of(policy: GpuAllocation) -> tuple[int, ...]:
         one = DeploymentSpec(name="one", namespace="ml", template=guaranteed(1), replicas=1)
         two = DeploymentSpec(name="two", namespace="ml", template=guaranteed(2), replicas=1)
-        sim = Simulation(
+        sim = build_simulation(
             [make_pool(count=1, kubelet=KubeletConfig(gpu_allocation=policy))],  # type: ignore[list-item]
             [Workload("one", one), Workload("two", two)],
             seed=1,

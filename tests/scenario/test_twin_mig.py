@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from gpuplane.twin.build import build_simulation
+from gpuplane.twin.cluster.mig_devices import layouts_from_config
 from gpuplane.twin.cluster.objects import PodPhase
-from gpuplane.twin.mig.devices import MigPoolSpec, layouts_from_config
+from gpuplane.twin.scenario.mig import MigPoolSpec
 from gpuplane.twin.scenario.spec import (
     ArriveAt,
     ContainerSpec,
@@ -43,7 +45,7 @@ def run(pool: object, deps: list[tuple[str, PodTemplate, int, float]], until: fl
         Workload(n, DeploymentSpec(name=n, namespace="ml", template=t, replicas=r), ArriveAt(at))
         for n, t, r, at in deps
     ]
-    sim = Simulation([pool], workloads, seed=2, check_invariants=True)  # type: ignore[list-item]
+    sim = build_simulation([pool], workloads, seed=2, check_invariants=True)  # type: ignore[list-item]
     sim.result = sim.run(until)  # type: ignore[attr-defined]
     return sim
 
@@ -94,7 +96,7 @@ def test_dynamic_repartitioning_serves_demand_with_the_planner() -> None:
     sim = run(pool, deps, 200.0)
     assert len(running(sim, "small")) == 10
     assert len(running(sim, "big")) == 4  # 4 x 3g.40gb = two GPUs repartitioned
-    counters = sim.result.summary["counters"]  # type: ignore[attr-defined]
+    counters = sim.result.summary.counters  # type: ignore[attr-defined]
     assert counters["mig_reconfigurations"] >= 1
     node = sim.cluster.store.nodes["pool-0"]
     assert node.labels["nvidia.com/mig.config.state"] == "success"
@@ -126,13 +128,13 @@ def test_oom_inside_a_mig_instance_hits_only_that_pod() -> None:
         ("over", mig_template("1g.10gb", mem_gib=12), 1, 0.0),
     ]
     sim = run(mig_pool("all-1g.10gb"), deps, 5.0)
-    counters = sim.result.summary["counters"]  # type: ignore[attr-defined]
+    counters = sim.result.summary.counters  # type: ignore[attr-defined]
     assert counters["gpu_oom_kills"] == 1
     assert all(p.restart_count == 0 for p in running(sim, "fit"))
 
 
 def test_mig_manager_applies_a_relabel_by_draining_and_reconfiguring() -> None:
-    from gpuplane.twin.mig.manager import MigConfigChange
+    from gpuplane.twin.scenario.mig import MigConfigChange
 
     pool = mig_pool("all-1g.10gb")
     workloads = [
@@ -152,7 +154,7 @@ def test_mig_manager_applies_a_relabel_by_draining_and_reconfiguring() -> None:
         ),
     ]
     change = MigConfigChange(100.0, "pool", "all-3g.40gb", reconfigure_s=60.0)
-    sim = Simulation(
+    sim = build_simulation(
         [pool],  # type: ignore[list-item]
         workloads,
         seed=2,
@@ -166,7 +168,7 @@ def test_mig_manager_applies_a_relabel_by_draining_and_reconfiguring() -> None:
     assert node.allocatable["nvidia.com/mig-1g.10gb"] == 0
     evicted = [e for e in sim.result.events if e.reason == "Evicted"]  # type: ignore[attr-defined]
     assert len(evicted) == 4  # the four small pods held 1g.10gb instances
-    sim2 = Simulation(
+    sim2 = build_simulation(
         [pool],  # type: ignore[list-item]
         workloads,
         seed=2,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from gpuplane.core.kernel import Priority
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import JobState, OwnerRef, PodPhase
+from gpuplane.twin.component import Component
 from gpuplane.twin.controllers.runtime import sample_pod_fate
 from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.scenario.spec import RestartPolicy, Workload
@@ -21,7 +22,7 @@ from gpuplane.twin.scenario.spec import RestartPolicy, Workload
 KIND = "Job"
 
 
-class JobController:
+class JobController(Component):
     def __init__(
         self, cluster: Cluster, kubelet: KubeletSim, workloads: dict[str, Workload]
     ) -> None:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import Pod, PodGroupState, PodPhase
+from gpuplane.twin.component import Component
 
 KIND = "PodGroup"
 
 
-class PodGroupController:
+class PodGroupController(Component):
     def __init__(self, cluster: Cluster) -> None:
         self.c = cluster
         cluster.on_pod_change.append(self._on_pod)

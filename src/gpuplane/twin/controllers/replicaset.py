@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import OwnerRef, Pod, PodPhase, ReplicaSetState
+from gpuplane.twin.component import Component
 from gpuplane.twin.controllers.runtime import sample_pod_fate
 from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.scenario.spec import Workload
@@ -20,7 +21,7 @@ from gpuplane.twin.scenario.spec import Workload
 KIND = "ReplicaSet"
 
 
-class ReplicaSetController:
+class ReplicaSetController(Component):
     def __init__(
         self, cluster: Cluster, kubelet: KubeletSim, workloads: dict[str, Workload]
     ) -> None:

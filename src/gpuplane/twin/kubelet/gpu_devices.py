@@ -7,8 +7,8 @@ import re
 from gpuplane.slicing.mig.strategy import MigStrategy, NodeGpu, plugin_view
 from gpuplane.slicing.sharing.advertise import sharing_labels
 from gpuplane.topology.gfd import gfd_labels
+from gpuplane.twin.cluster.mig_devices import mig_gpu_of
 from gpuplane.twin.cluster.objects import Node
-from gpuplane.twin.mig.devices import mig_gpu_of
 
 GPU = "nvidia.com/gpu"
 

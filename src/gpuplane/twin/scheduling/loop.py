@@ -33,6 +33,7 @@ from gpuplane.slicing.dra.snapshot import PendingAllocation
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.cluster.store import GPU_MILLI
+from gpuplane.twin.component import Component
 from gpuplane.twin.kubelet.gpu_devices import dra_fraction, gpu_fraction
 from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.scenario.spec import GPU
@@ -40,7 +41,7 @@ from gpuplane.twin.scheduling.placement import PlacementPolicy
 from gpuplane.twin.scheduling.snapshot import SnapshotBuilder
 
 
-class SchedulerLoop:
+class SchedulerLoop(Component):
     def __init__(self, cluster: Cluster, policy: PlacementPolicy, kubelet: KubeletSim) -> None:
         self.c = cluster
         self.policy = policy
