@@ -57,8 +57,10 @@ from gpuplane.serving.routing.outcome import Status
 from gpuplane.serving.traffic.azure import load_azure_trace
 from gpuplane.serving.traffic.trace import Trace
 from gpuplane.twin.build import simulation_from_spec
+from gpuplane.twin.controllers.deployment import DeploymentController
 from gpuplane.twin.scenario.serving_spec import ColdStart
 from gpuplane.twin.scenario.spec import ScenarioSpec
+from gpuplane.twin.serving.runtime import ServingRuntime
 from gpuplane.twin.simulation import Simulation
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,7 +131,7 @@ def build_spec(case: Case, trace: Trace) -> ScenarioSpec:
 
 
 def record(sim: Simulation, rec: Recorder, until_s: float) -> None:
-    deployments = sim.deployments
+    deployments = sim.component(DeploymentController)
     plain_scale = deployments.scale
 
     def scale(key: str, replicas: int, reason: str = "") -> None:
@@ -144,8 +146,8 @@ def record(sim: Simulation, rec: Recorder, until_s: float) -> None:
     def sample() -> None:
         now = sim.cluster.now
         state = store.deployments[KEY]
-        assert sim.serving is not None
-        ready = sum(1 for p, _ in sim.serving.pods_of(SERVICE) if p.conditions.get("Ready"))
+        serving = sim.component(ServingRuntime)
+        ready = sum(1 for p, _ in serving.pods_of(SERVICE) if p.conditions.get("Ready"))
         rec.samples.append((now, state.replicas, ready, scalar(f"sum({WAITING})", tsdb, now)))
         if now + SAMPLE_S <= until_s:
             sim.cluster.loop.after(SAMPLE_S, sample, priority=Priority.METRICS, label="bench")
@@ -199,8 +201,8 @@ def window_needs(
 
 
 def run_oracle(sim: Simulation, case: Case, until_s: float) -> None:
-    assert sim.serving is not None
-    serving = sim.serving
+    serving = sim.component(ServingRuntime)
+    deployments = sim.component(DeploymentController)
     plan: dict[str, Any] = {}
 
     def tick() -> None:
@@ -218,7 +220,7 @@ def run_oracle(sim: Simulation, case: Case, until_s: float) -> None:
         last = min(int((now + reach - WARMUP_S) // WINDOW_S), len(needs) - 1)
         desired = max([MIN_REPLICAS, *needs[first : last + 1]])
         if first < len(needs) and desired != sim.cluster.store.deployments[KEY].replicas:
-            sim.deployments.scale(KEY, desired, "oracle")
+            deployments.scale(KEY, desired, "oracle")
         if now + SYNC_S <= until_s:
             sim.cluster.loop.after(SYNC_S, tick, priority=Priority.CONTROLLER, label="oracle")
 
@@ -238,22 +240,23 @@ def run_case(case: Case) -> dict[str, Any]:
     started = time.perf_counter()
     result = sim.run(until)
     wall = time.perf_counter() - started
-    svc = result.summary["serving"][0]
+    assert result.summary.serving is not None
+    svc = result.summary.serving.services[0]
     windows = window_attainment(sim, case)
     return {
         "trace": case.trace,
         "cold": case.cold,
         "config": case.config,
-        "cold_start_s": round(sim.serving.cold_start_estimate(SERVICE), 1) if sim.serving else None,
-        "gpu_hours": result.summary["pods"]["gpu_hours_allocated"],
-        "attainment": svc["slo_attainment"],
+        "cold_start_s": round(sim.component(ServingRuntime).cold_start_estimate(SERVICE), 1),
+        "gpu_hours": result.summary.pods.gpu_hours_allocated,
+        "attainment": svc.slo_attainment,
         "windows_met": windows["both"],
         "windows_ttft_met": windows["ttft"],
         "windows_itl_met": windows["itl"],
-        "ttft_p90_s": svc["latency_s"]["ttft_p90_s"],
-        "itl_p99_s": svc["latency_s"]["itl_p99_s"],
-        "arrived": svc["requests"]["arrived"],
-        "rejected": svc["requests"]["rejected"],
+        "ttft_p90_s": svc.latency_s.ttft_p90_s,
+        "itl_p99_s": svc.latency_s.itl_p99_s,
+        "arrived": svc.requests.arrived,
+        "rejected": svc.requests.rejected,
         "scale_events": len(rec.changes),
         "oscillations": oscillations(rec.changes),
         "max_replicas": max((r for _, r, _, _ in rec.samples), default=0),
@@ -271,8 +274,7 @@ def oscillations(changes: list[tuple[float, int, int]]) -> int:
 
 def window_attainment(sim: Simulation, case: Case) -> dict[str, float]:
     """Share of 60 s windows whose TTFT-P90 and ITL-P99 meet the targets."""
-    assert sim.serving is not None
-    outcomes = sim.serving.services[SERVICE].sim.result().outcomes
+    outcomes = sim.component(ServingRuntime).services[SERVICE].sim.result().outcomes
     arrival = np.array([o.arrival_s for o in outcomes])
     ttft = np.array(
         [

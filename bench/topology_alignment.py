@@ -36,6 +36,7 @@ from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.topology.collective import best_ring
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.presets import load_preset
+from gpuplane.twin.build import build_simulation
 from gpuplane.twin.cluster.objects import Pod
 from gpuplane.twin.scenario.settings import TwinSettings
 from gpuplane.twin.scenario.spec import (
@@ -202,7 +203,7 @@ def run(config: str, hours: float, seed: int) -> tuple[dict[str, float], float]:
     profiles = (ProfileConfig.model_validate(GPUPLANE_PROFILE),) if gpuplane else ()
     settings = TwinSettings(scheduler_profiles=profiles, keep_events=False)
     allocation = GpuAllocation.GPUPLANE if gpuplane else GpuAllocation.BEST_EFFORT
-    sim = Simulation(pools(allocation), workloads(hours), seed=seed, settings=settings)
+    sim = build_simulation(pools(allocation), workloads(hours), seed=seed, settings=settings)
     watch = IslandWatch(sim)
     t0 = time.perf_counter()
     sim.run(hours * 3600)

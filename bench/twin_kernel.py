@@ -13,6 +13,7 @@ import time
 from gpuplane.core.kernel import EventLoop
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.topology.presets import load_preset
+from gpuplane.twin.build import build_simulation
 from gpuplane.twin.scenario.settings import TwinSettings
 from gpuplane.twin.scenario.spec import (
     ArrivePoisson,
@@ -25,7 +26,7 @@ from gpuplane.twin.scenario.spec import (
     RestartPolicy,
     Workload,
 )
-from gpuplane.twin.simulation import Simulation
+from gpuplane.twin.summary import RunSummary
 
 DAY = 86400.0
 
@@ -105,9 +106,9 @@ GPU_PACKING = ProfileConfig.model_validate(
 )
 
 
-def twin(num_nodes: int) -> tuple[float, int, float, dict[str, object]]:
+def twin(num_nodes: int) -> tuple[float, int, float, RunSummary]:
     pool = NodePoolSpec(name="seed", topology=load_preset("seed-8gpu"), count=num_nodes)
-    sim = Simulation(
+    sim = build_simulation(
         [pool],
         workloads(),
         seed=1,
@@ -123,8 +124,6 @@ def twin(num_nodes: int) -> tuple[float, int, float, dict[str, object]]:
 def main() -> None:
     base = bare_kernel(300_000)
     rate, events, wall, summary = twin(1000)
-    pods = summary["pods"]
-    gpus = summary["gpus"]
     print(
         "twin kernel benchmark (1,000 seed-8gpu nodes = 8,000 GPUs, one simulated day, "
         "scheduler framework with GPU bin-packing)"
@@ -136,9 +135,9 @@ def main() -> None:
     )
     print(f"  ratio (bare / twin)            : {base / rate:12.1f}x")
     print(
-        f"  pods created {pods['created']:,}, GPU allocation ratio "  # type: ignore[index]
-        f"{gpus['allocation_ratio']}"
-    )  # type: ignore[index]
+        f"  pods created {summary.pods.created:,}, GPU allocation ratio "
+        f"{summary.gpus.allocation_ratio}"
+    )
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from gpuplane.topology.catalog import get_gpu_model
 from gpuplane.topology.links import parse_link
 from gpuplane.topology.model import Gpu, Nic, NodeTopology, NumaNode
 from gpuplane.topology.presets import load_preset
-from gpuplane.twin.mig.devices import MigPoolSpec
+from gpuplane.twin.scenario.mig import MigPoolSpec
 from gpuplane.twin.scenario.spec import (
     ContainerSpec,
     NodePoolSpec,

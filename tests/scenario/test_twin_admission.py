@@ -6,6 +6,7 @@ from gpuplane.api.pod_phase import PodPhase
 from gpuplane.kubelet.config import CpuManagerPolicy, GpuAllocation, KubeletConfig
 from gpuplane.kubelet.topology_manager.policy import PolicyName
 from gpuplane.twin.cluster.objects import Pod
+from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.scenario.spec import (
     ContainerSpec,
     DeploymentSpec,
@@ -14,7 +15,7 @@ from gpuplane.twin.scenario.spec import (
     Workload,
 )
 from tests.factories import make_pool
-from tests.twin_factories import RecordedSimulation
+from tests.twin_factories import RecordedSimulation, build_recorded
 
 GIB = 1024**3
 SNN_STATIC = KubeletConfig(
@@ -34,7 +35,7 @@ def run(
     template: PodTemplate, replicas: int, kubelet: KubeletConfig, until: float = 60.0
 ) -> RecordedSimulation:
     deploy = DeploymentSpec(name="tp", namespace="ml", template=template, replicas=replicas)
-    sim = RecordedSimulation(
+    sim = build_recorded(
         [make_pool(count=1, kubelet=kubelet)],
         [Workload("tp", deploy)],
         seed=1,
@@ -57,7 +58,7 @@ def test_single_numa_node_rejects_an_8_gpu_pod_and_the_replicaset_replaces_it_pa
         assert p.message == "Pod was rejected: Resources cannot be allocated with Topology locality"
     # One bind-then-reject round per admission delay (1 s): about 60 in a minute, never a spin.
     assert 50 <= len(failed) <= 61
-    counters = sim.result.summary["counters"]
+    counters = sim.result.summary.counters
     assert counters["admission_rejections"] == len(failed)
     assert counters["controller_replacements"] >= len(failed) - 1
     events = [e for e in sim.result.events if e.reason == "TopologyAffinityError"]
@@ -104,11 +105,11 @@ def test_the_allocation_at_binding_is_what_the_pod_holds() -> None:
     (pod,) = [p for p in pods(sim) if p.phase is PodPhase.RUNNING]
     assert pod.node_name is not None
     node = sim.cluster.store.nodes[pod.node_name]
-    alloc = sim.kubelet.admission.at_bind(node, pod)
+    alloc = sim.component(KubeletSim).admission.at_bind(node, pod)
     assert alloc.node == node.name and alloc.admission is not None and alloc.admission.admit
     assert alloc.gpu_ids == alloc.admission.gpus == pod.gpu_ids
     assert alloc.cpu_hold == node.exclusive_cpus[pod.uid]
-    assert sim.kubelet.admission.at_bind(node, pod) == alloc
+    assert sim.component(KubeletSim).admission.at_bind(node, pod) == alloc
 
 
 def test_device_plugin_preference_decides_gpus_at_binding() -> None:
@@ -119,7 +120,7 @@ def test_device_plugin_preference_decides_gpus_at_binding() -> None:
     def gpus_of(policy: GpuAllocation) -> tuple[int, ...]:
         one = DeploymentSpec(name="one", namespace="ml", template=guaranteed(1), replicas=1)
         two = DeploymentSpec(name="two", namespace="ml", template=guaranteed(2), replicas=1)
-        sim = RecordedSimulation(
+        sim = build_recorded(
             [make_pool(count=1, kubelet=KubeletConfig(gpu_allocation=policy))],
             [Workload("one", one), Workload("two", two)],
             seed=1,

@@ -15,11 +15,12 @@ def test_keda_scales_the_seed_deployment_on_queue_and_kv() -> None:
     assert len(spec.scaled_objects) == 1
     sim = simulation_from_spec(spec, seed=0, check_invariants=False)
     result = sim.run(1800.0)
-    (auto,) = result.summary["autoscaling"]
-    assert auto["target"] == "llm/vllm-qwen-72b-instruct"
+    assert result.summary.autoscaling is not None
+    (auto,) = result.summary.autoscaling.scaled_objects
+    assert auto.target == "llm/vllm-qwen-72b-instruct"
     # The queue builds while the first engines load: the HPA doubles per 15 s up to max 16.
-    assert auto["max_replicas_seen"] == 16
-    assert auto["scale_events"] >= 3
+    assert auto.max_replicas_seen == 16
+    assert auto.scale_events >= 3
     events = [e for e in result.events if e.reason == "ScalingReplicaSet"]
     ups = [e for e in events if "Scaled up" in e.message and "external metric" in e.message]
     assert ups, "scale-ups come from the HPA's External metrics (KEDA's Prometheus triggers)"
@@ -30,9 +31,10 @@ def test_keda_scales_the_seed_deployment_on_queue_and_kv() -> None:
         assert min(e.t_s for e in downs) >= first_up + 300
     # Never below minReplicaCount 2.
     assert all(int(e.message.split(" to ")[1].split()[0]) >= 2 for e in events)
-    (svc,) = result.summary["serving"]
-    req = svc["requests"]
-    assert req["arrived"] == req["completed"] + req["rejected"] + req["aborted"] + req["in_flight"]
+    assert result.summary.serving is not None
+    (svc,) = result.summary.serving.services
+    req = svc.requests
+    assert req.arrived == req.completed + req.rejected + req.aborted + req.in_flight
 
 
 def test_promql_series_exist_for_the_triggers() -> None:

@@ -13,6 +13,7 @@ from gpuplane.api.pod_phase import PodPhase
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.twin.build import simulation_from_spec
+from gpuplane.twin.dra.state import DraState
 
 SCENARIO = """\
 name: dra
@@ -116,8 +117,7 @@ def test_claims_are_allocated_on_nvlink_pairs_and_released(tmp_path: Path) -> No
     spec = load_scenario_spec(write(tmp_path)).spec
     sim = simulation_from_spec(spec, seed=0, check_invariants=True)
     result = sim.run(3600.0)
-    dra = sim.cluster.dra
-    assert dra is not None
+    dra = sim.component(DraState)
     node = sim.cluster.store.nodes["seed-0"]
     assert node.num_devices == 0  # no device plugin: the DRA driver owns the GPUs
     topo = node.topology
@@ -137,7 +137,7 @@ def test_claims_are_allocated_on_nvlink_pairs_and_released(tmp_path: Path) -> No
     # The finished Job pod's claim was deleted; the three pair claims remain, allocated.
     allocated = [c for c in dra.claims.values() if c.status.allocation is not None]
     assert len(allocated) == 3 and len(dra.claims) == 3
-    assert result.summary["pods"]["created"] == 4
+    assert result.summary.pods.created == 4
 
 
 def test_missing_dra_file_is_located(tmp_path: Path) -> None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpuplane.api.pod_phase import PodPhase
+from gpuplane.twin.cluster.mig_devices import layouts_from_config
 from gpuplane.twin.cluster.objects import Pod
-from gpuplane.twin.mig.devices import MigPoolSpec, layouts_from_config
+from gpuplane.twin.scenario.mig import MigPoolSpec
 from gpuplane.twin.scenario.spec import (
     ArriveAt,
     ContainerSpec,
@@ -18,7 +19,7 @@ from gpuplane.twin.scenario.spec import (
     Workload,
 )
 from tests.factories import make_pool
-from tests.twin_factories import RecordedSimulation
+from tests.twin_factories import RecordedSimulation, build_recorded
 
 GIB = 1024**3
 
@@ -47,7 +48,7 @@ def run(
         Workload(n, DeploymentSpec(name=n, namespace="ml", template=t, replicas=r), ArriveAt(at))
         for n, t, r, at in deps
     ]
-    sim = RecordedSimulation([pool], workloads, seed=2, check_invariants=True)
+    sim = build_recorded([pool], workloads, seed=2, check_invariants=True)
     sim.result = sim.run(until)
     return sim
 
@@ -98,7 +99,7 @@ def test_dynamic_repartitioning_serves_demand_with_the_planner() -> None:
     sim = run(pool, deps, 200.0)
     assert len(running(sim, "small")) == 10
     assert len(running(sim, "big")) == 4  # 4 x 3g.40gb = two GPUs repartitioned
-    counters = sim.result.summary["counters"]
+    counters = sim.result.summary.counters
     assert counters["mig_reconfigurations"] >= 1
     node = sim.cluster.store.nodes["pool-0"]
     assert node.labels["nvidia.com/mig.config.state"] == "success"
@@ -130,13 +131,13 @@ def test_oom_inside_a_mig_instance_hits_only_that_pod() -> None:
         ("over", mig_template("1g.10gb", mem_gib=12), 1, 0.0),
     ]
     sim = run(mig_pool("all-1g.10gb"), deps, 5.0)
-    counters = sim.result.summary["counters"]
+    counters = sim.result.summary.counters
     assert counters["gpu_oom_kills"] == 1
     assert all(p.restart_count == 0 for p in running(sim, "fit"))
 
 
 def test_mig_manager_applies_a_relabel_by_draining_and_reconfiguring() -> None:
-    from gpuplane.twin.mig.manager import MigConfigChange
+    from gpuplane.twin.scenario.mig import MigConfigChange
 
     pool = mig_pool("all-1g.10gb")
     workloads = [
@@ -156,7 +157,7 @@ def test_mig_manager_applies_a_relabel_by_draining_and_reconfiguring() -> None:
         ),
     ]
     change = MigConfigChange(100.0, "pool", "all-3g.40gb", reconfigure_s=60.0)
-    sim = RecordedSimulation(
+    sim = build_recorded(
         [pool],
         workloads,
         seed=2,
@@ -170,7 +171,7 @@ def test_mig_manager_applies_a_relabel_by_draining_and_reconfiguring() -> None:
     assert node.allocatable["nvidia.com/mig-1g.10gb"] == 0
     evicted = [e for e in sim.result.events if e.reason == "Evicted"]
     assert len(evicted) == 4  # the four small pods held 1g.10gb instances
-    sim2 = RecordedSimulation(
+    sim2 = build_recorded(
         [pool],
         workloads,
         seed=2,

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplane.api.pod_phase import PodPhase
+from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.scenario.spec import (
     ArriveAt,
     ArrivePoisson,
@@ -20,7 +21,7 @@ from gpuplane.twin.scenario.spec import (
     Workload,
 )
 from tests.factories import make_pool, make_template
-from tests.twin_factories import RecordedSimulation
+from tests.twin_factories import RecordedSimulation, build_recorded
 
 HOUR = 3600.0
 
@@ -50,7 +51,7 @@ def mixed_workloads(fail: float = 0.2) -> list[Workload]:
 
 
 def run(seed: int, until: float = 6 * HOUR, **kw: Any) -> RecordedSimulation:
-    sim = RecordedSimulation(
+    sim = build_recorded(
         [make_pool(count=3)],
         mixed_workloads(),
         seed=seed,
@@ -63,7 +64,9 @@ def run(seed: int, until: float = 6 * HOUR, **kw: Any) -> RecordedSimulation:
 
 def dump(sim: RecordedSimulation) -> str:
     r = sim.result
-    return json.dumps([r.summary, [e.as_dict() for e in r.events], r.timeseries], sort_keys=True)
+    return json.dumps(
+        [r.summary.as_dict(), [e.as_dict() for e in r.events], r.timeseries], sort_keys=True
+    )
 
 
 def test_same_seed_same_run_other_seed_differs() -> None:
@@ -74,10 +77,10 @@ def test_same_seed_same_run_other_seed_differs() -> None:
 def test_deployment_keeps_replicas_and_jobs_finish() -> None:
     sim = run(3)
     s = sim.result.summary
-    assert s["deployments"][0]["ready"] == 3
-    assert s["jobs"]["total"] == 6
-    assert s["jobs"]["complete"] + s["jobs"]["failed"] + s["jobs"]["active"] == 6
-    assert s["pods"]["created"] == s["counters"]["pods_created"]
+    assert s.deployments[0].ready == 3
+    assert s.jobs.total == 6
+    assert s.jobs.complete + s.jobs.failed + s.jobs.active == 6
+    assert s.pods.created == s.counters["pods_created"]
 
 
 def test_job_backoff_limit() -> None:
@@ -89,7 +92,7 @@ def test_job_backoff_limit() -> None:
         parallelism=1,
         backoff_limit=2,
     )
-    sim = RecordedSimulation(
+    sim = build_recorded(
         [make_pool(count=1)],
         [Workload("flaky", job, ArriveAt(0), FixedDuration(60), failure_probability=1.0)],
         seed=1,
@@ -98,7 +101,7 @@ def test_job_backoff_limit() -> None:
     r = sim.run(HOUR)
     state = sim.cluster.store.jobs["ml/flaky"]
     assert state.condition == "Failed" and state.failed == 3
-    assert r.summary["events_by_reason"]["BackoffLimitExceeded"] == 1
+    assert r.summary.events_by_reason["BackoffLimitExceeded"] == 1
     # back-off between failures: 10 s then 20 s after the 60 s runs
     starts = sorted(p.created_s for p in sim.cluster.store.pods.values())
     assert starts == [0.0, 70.0, 150.0]
@@ -108,7 +111,7 @@ def test_failed_replica_is_replaced() -> None:
     dep = DeploymentSpec(
         name="web", namespace="d", template=make_template(gpus=1, restart="Always"), replicas=2
     )
-    sim = RecordedSimulation(
+    sim = build_recorded(
         [make_pool(count=1)],
         [Workload("web", dep)],
         seed=1,
@@ -116,14 +119,14 @@ def test_failed_replica_is_replaced() -> None:
     )
     sim.cluster.loop.schedule(100.0, lambda: _kill_one(sim), priority=0, label="kill")
     r = sim.run(HOUR)
-    assert r.summary["deployments"][0]["ready"] == 2
-    assert r.summary["deployments"][0]["replacements"] == 1
-    assert r.summary["pods"]["created"] == 3
+    assert r.summary.deployments[0].ready == 2
+    assert r.summary.deployments[0].replacements == 1
+    assert r.summary.pods.created == 3
 
 
 def _kill_one(sim: RecordedSimulation) -> None:
     pod = next(p for p in sim.cluster.store.pods.values() if p.phase is PodPhase.RUNNING)
-    sim.kubelet.finish(
+    sim.component(KubeletSim).finish(
         pod,
         PodPhase.FAILED,
         "TopologyAffinityError",
@@ -143,7 +146,7 @@ def test_gang_waits_until_it_fits() -> None:
         Workload("blocker", blocker, ArriveAt(0), FixedDuration(600)),
         Workload("gang", job, ArriveAt(1), FixedDuration(600)),
     ]
-    sim = RecordedSimulation([make_pool(count=3)], wls, seed=2, check_invariants=True)
+    sim = build_recorded([make_pool(count=3)], wls, seed=2, check_invariants=True)
     sim.run(2 * HOUR)
     gang = [p for p in sim.cluster.store.pods.values() if p.pod_group == "g"]
     assert len({p.scheduled_s for p in gang}) == 1  # all at once
@@ -171,6 +174,6 @@ def test_invariants_hold_for_random_runs(seed: int, fail: float, replicas: int, 
         duration=ExponentialDuration(900),
         failure_probability=fail,
     )
-    sim = RecordedSimulation([make_pool(count=nodes)], wls, seed=seed, check_invariants=True)
+    sim = build_recorded([make_pool(count=nodes)], wls, seed=seed, check_invariants=True)
     r = sim.run(3 * HOUR)
-    assert r.summary["pods"]["created"] == len(sim.cluster.store.pods)
+    assert r.summary.pods.created == len(sim.cluster.store.pods)

@@ -72,10 +72,12 @@ def test_scale_from_zero_serves_after_cold_start_and_returns_to_zero(tmp_path: P
     down = [e for e in events if e.message.split(" to ")[-1].startswith("0")]
     assert up and up[0].t_s >= 300.0  # nothing before traffic
     assert down and down[-1].t_s >= 900.0 + 120.0  # cooldown after the last request
-    (svc,) = result.summary["serving"]
-    req = svc["requests"]
-    assert req["completed"] > 0.9 * req["arrived"]
+    assert result.summary.serving is not None
+    (svc,) = result.summary.serving.services
+    req = svc.requests
+    assert req.completed > 0.9 * req.arrived
     # Requests that arrived while the engine loaded waited for it: TTFT p99 covers the cold start.
-    assert svc["latency_s"]["ttft_p99_s"] > 30.0
+    ttft_p99 = svc.latency_s.ttft_p99_s
+    assert ttft_p99 is not None and ttft_p99 > 30.0
     state = sim.cluster.store.deployments["ml/llm"]
     assert state.replicas == 0

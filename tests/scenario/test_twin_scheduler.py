@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gpuplane.api.pod_phase import PodPhase
 from gpuplane.k8s.scenario_loader import load_scenario_spec
-from gpuplane.twin.build import simulation_from_spec
+from gpuplane.twin.build import build_simulation, simulation_from_spec
 from gpuplane.twin.scenario.spec import (
     ArriveAt,
     ContainerSpec,
@@ -35,7 +35,7 @@ def test_preemption_evicts_minimal_victims_and_controllers_replace_them() -> Non
         name="batch", namespace="d", template=make_template(gpus=2, restart="Always"), replicas=4
     )
     vip = JobSpec(name="vip", namespace="d", template=make_template(gpus=4, priority=1000))
-    sim = Simulation(
+    sim = build_simulation(
         [make_pool(count=1)],
         [Workload("batch", batch), Workload("vip", vip, ArriveAt(100.0), FixedDuration(600))],
         seed=1,
@@ -53,7 +53,7 @@ def test_preemption_evicts_minimal_victims_and_controllers_replace_them() -> Non
     assert len(replacements) == 6
     pending = [p for p in replacements if p.phase is PodPhase.PENDING and not p.is_deleted]
     assert len(pending) == 2
-    assert result.summary["deployments"][0]["replacements"] == 2
+    assert result.summary.deployments[0].replacements == 2
     assert pending[0].last_schedule_message is not None
     assert "Insufficient nvidia.com/gpu" in pending[0].last_schedule_message
 
@@ -70,7 +70,7 @@ def test_gang_waits_at_permit_then_times_out_without_a_partial_start() -> None:
         parallelism=10,
     )
     blocker = JobSpec(name="blocker", namespace="ml", template=make_template(gpus=7))
-    sim = Simulation(
+    sim = build_simulation(
         [make_pool(count=2)],
         [
             Workload("pg", group),
@@ -107,7 +107,7 @@ def share_template(milli: int) -> PodTemplate:
 def test_fractional_pods_share_gpus() -> None:
     shared = DeploymentSpec(name="small", namespace="s", template=share_template(500), replicas=17)
     whole = JobSpec(name="whole", namespace="s", template=make_template(gpus=1))
-    sim = Simulation(
+    sim = build_simulation(
         [make_pool(count=1)],
         [Workload("small", shared), Workload("whole", whole, ArriveAt(10.0), FixedDuration(60))],
         seed=2,

@@ -10,6 +10,7 @@ from gpuplane.autoscaler.promql.evaluator import evaluate
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.twin.build import simulation_from_spec
+from gpuplane.twin.serving.runtime import ServingRuntime
 from gpuplane.twin.simulation import RunResult, Simulation
 
 SCENARIO = """\
@@ -68,15 +69,17 @@ def run(
 
 def test_requests_are_conserved_and_latency_is_reported(tmp_path: Path) -> None:
     _, result = run(tmp_path)
-    (svc,) = result.summary["serving"]
-    req = svc["requests"]
-    assert req["arrived"] > 1500
-    assert req["arrived"] == req["completed"] + req["rejected"] + req["aborted"] + req["in_flight"]
-    assert svc["engines_started"] == 2
+    assert result.summary.serving is not None
+    (svc,) = result.summary.serving.services
+    req = svc.requests
+    assert req.arrived > 1500
+    assert req.arrived == req.completed + req.rejected + req.aborted + req.in_flight
+    assert svc.engines_started == 2
     # Requests that arrived during the cold start waited; once engines are up TTFT is small.
-    assert svc["latency_s"]["ttft_p50_s"] < 1.0
-    assert svc["latency_s"]["ttft_p99_s"] > 5.0
-    assert 0.0 < svc["slo_attainment"] <= 1.0
+    p50, p99 = svc.latency_s.ttft_p50_s, svc.latency_s.ttft_p99_s
+    assert p50 is not None and p50 < 1.0
+    assert p99 is not None and p99 > 5.0
+    assert svc.slo_attainment is not None and 0.0 < svc.slo_attainment <= 1.0
 
 
 def test_engine_metrics_are_in_the_series_store_with_pod_labels(tmp_path: Path) -> None:
@@ -99,12 +102,13 @@ def test_a_model_that_does_not_fit_crash_loops(tmp_path: Path) -> None:
     sim, result = run(
         tmp_path, model="meta-llama/Llama-3.1-70B-Instruct", tp=1, replicas=1, until=120.0
     )
-    counters = result.summary["counters"]
+    counters = result.summary.counters
     assert counters["engine_start_failures"] >= 2  # restarted with back-off, failing again
     pod = next(iter(sim.cluster.store.pods.values()))
     assert pod.restart_count >= 1
-    (svc,) = result.summary["serving"]
-    assert svc["requests"]["completed"] == 0
+    assert result.summary.serving is not None
+    (svc,) = result.summary.serving.services
+    assert svc.requests.completed == 0
 
 
 def test_unknown_deployment_is_located(tmp_path: Path) -> None:
@@ -156,13 +160,13 @@ def test_prefill_decode_disaggregation_moves_requests_through_both_pools(tmp_pat
     spec = load_scenario_spec(tmp_path / "scenario.yaml").spec
     sim = simulation_from_spec(spec, seed=0, check_invariants=True)
     result = sim.run(400.0)
-    (svc,) = result.summary["serving"]
-    assert svc["engines_started"] == 2
-    req = svc["requests"]
-    assert req["completed"] > 500
-    assert req["arrived"] == req["completed"] + req["rejected"] + req["aborted"] + req["in_flight"]
-    runtime = sim.serving
-    assert runtime is not None
+    assert result.summary.serving is not None
+    (svc,) = result.summary.serving.services
+    assert svc.engines_started == 2
+    req = svc.requests
+    assert req.completed > 500
+    assert req.arrived == req.completed + req.rejected + req.aborted + req.in_flight
+    runtime = sim.component(ServingRuntime)
     outcomes = runtime.services["chat"].sim.result().completed()
     assert all(o.prefill_engine_id is not None for o in outcomes)
     assert all(o.prefill_engine_id != o.engine_id for o in outcomes)

@@ -8,7 +8,7 @@ from gpuplane.api.pod_phase import PodPhase
 from gpuplane.slicing.sharing.config import DevicePluginConfig, device_plugin_config_from_dict
 from gpuplane.twin.scenario.spec import ArriveAt, DeploymentSpec, PodTemplate, Workload
 from tests.factories import make_pool, make_template
-from tests.twin_factories import RecordedSimulation
+from tests.twin_factories import RecordedSimulation, build_recorded
 
 GIB = 1024**3
 
@@ -39,7 +39,7 @@ def run(
         )
         for name, t, n, at in deployments
     ]
-    sim = RecordedSimulation([pool], workloads, seed=1, check_invariants=True)
+    sim = build_recorded([pool], workloads, seed=1, check_invariants=True)
     sim.result = sim.run(until)
     return sim
 
@@ -87,7 +87,7 @@ def test_time_slicing_oom_takes_down_every_pod_on_the_gpu() -> None:
     # wave pushes every GPU to 90 GiB and all three pods on each GPU crash together.
     waves = [(f"w{i}", template(mem_gib=30), 8, 10.0 * i) for i in range(3)]
     sim = run(sharing("ts", 4), waves, 25.0)
-    counters = sim.result.summary["counters"]
+    counters = sim.result.summary.counters
     assert counters["gpu_oom_kills"] == 24
     restarted = [p for p in sim.cluster.store.pods.values() if p.restart_count > 0]
     assert len(restarted) == 24
@@ -97,7 +97,7 @@ def test_mps_limits_the_damage_to_the_offending_client() -> None:
     # MPS with 4 replicas: 20 GiB per client. 15 GiB pods run; a 30 GiB pod fails alone.
     waves = [("small", template(mem_gib=15), 16, 0.0), ("big", template(mem_gib=30), 1, 10.0)]
     sim = run(sharing("mps", 4), waves, 15.0)
-    counters = sim.result.summary["counters"]
+    counters = sim.result.summary.counters
     assert counters["gpu_oom_kills"] == 1
     big = [p for p in sim.cluster.store.pods.values() if p.name.startswith("big")]
     assert big[0].restart_count == 1
@@ -107,5 +107,5 @@ def test_mps_limits_the_damage_to_the_offending_client() -> None:
 
 def test_gpu_hours_count_a_replica_as_a_fraction_of_a_gpu() -> None:
     sim = run(sharing("ts", 4), [("w", template(), 4, 0.0)], 3600.0)
-    hours = sim.result.summary["pods"]["gpu_hours_allocated"]
+    hours = sim.result.summary.pods.gpu_hours_allocated
     assert abs(hours - 1.0) < 0.01  # 4 replicas x 1/4 GPU x 1 h

@@ -30,10 +30,12 @@ from gpuplane.serving.steptime.model import RooflineStepTime
 from gpuplane.serving.traffic.trace import Trace
 from gpuplane.topology.catalog import get_gpu_model
 from gpuplane.topology.presets import load_preset
-from gpuplane.twin.autoscaling.slo import PROMPT_QUANTILES, prompt_quantiles
-from gpuplane.twin.autoscaling.slo_capacity import capacity_from_engine
+from gpuplane.twin.autoscaling.slo import PROMPT_QUANTILES, SloScaling, prompt_quantiles
 from gpuplane.twin.build import simulation_from_spec
+from gpuplane.twin.controllers.deployment import DeploymentController
 from gpuplane.twin.scenario.serving_spec import ColdStart
+from gpuplane.twin.serving.capacity import capacity_from_engine
+from gpuplane.twin.serving.runtime import ServingRuntime
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples/autoscaling/scenario-slo.yaml"
 
@@ -81,10 +83,11 @@ def test_startup_backlog_does_not_send_the_pool_to_its_maximum() -> None:
     spec = load_scenario_spec(EXAMPLE).spec
     sim = simulation_from_spec(spec, seed=0)
     result = sim.run(600.0)
-    (summary,) = result.summary["slo_scaling"]
-    assert 4 <= summary["max_replicas"] < 16
-    assert 0.7 <= summary["ttft_correction"] <= 1.4
-    assert 0.7 <= summary["itl_correction"] <= 1.4
+    assert result.summary.slo_scaling is not None
+    (summary,) = result.summary.slo_scaling.scalers
+    assert 4 <= summary.max_replicas < 16
+    assert 0.7 <= summary.ttft_correction <= 1.4
+    assert 0.7 <= summary.itl_correction <= 1.4
     reasons = [e.message for e in result.events if e.reason == "ScalingReplicaSet"]
     assert any("SLO scaler" in m and "req/s forecast" in m for m in reasons)
 
@@ -131,17 +134,18 @@ def test_a_step_in_traffic_is_followed_without_flapping() -> None:
     serving = replace(base.serving, services=(svc,), cold_start=cold)
     sim = simulation_from_spec(replace(base, serving=serving), seed=0)
     changes: list[tuple[float, int]] = []
-    plain = sim.deployments.scale
+    deployments = sim.component(DeploymentController)
+    plain = deployments.scale
 
     def scale(key: str, replicas: int, reason: str = "") -> None:
         changes.append((sim.cluster.now, replicas))
         plain(key, replicas, reason)
 
     # An instance attribute shadows the method, so the twin's own calls go through the wrapper.
-    vars(sim.deployments)["scale"] = scale
+    vars(deployments)["scale"] = scale
     sim.run(warm + end)
-    assert sim.slo_scaling is not None and sim.serving is not None
-    capacity = sim.serving.capacity_model(svc.name)
+    runtime = sim.component(ServingRuntime)
+    capacity = runtime.capacity_model(svc.name)
     assert capacity is not None and traffic.trace is not None
     needed = model_need(capacity, traffic.trace.window(step_at, end), 20.0)
     before = [r for t, r in changes if t < warm + step_at]
@@ -156,9 +160,9 @@ def test_a_step_in_traffic_is_followed_without_flapping() -> None:
     signs = [b > a for a, b in pairwise(counts)]
     assert sum(1 for x, y in pairwise(signs) if x != y) <= 2
     # Once the new replicas serve, the objectives hold.
-    outcomes = sim.serving.services[svc.name].sim.result().outcomes
+    outcomes = runtime.services[svc.name].sim.result().outcomes
     late = [o for o in outcomes if o.arrival_s >= warm + step_at + 180.0]
     ttft = sorted(o.ttft_s if o.status is Status.COMPLETED and o.ttft_s else 1e9 for o in late)
     assert ttft[int(0.9 * len(ttft))] <= 2.0
-    memory = sim.slo_scaling.scalers[0].memory
+    memory = sim.component(SloScaling).scalers[0].memory
     assert 0.6 <= memory.ttft_correction <= 1.5 and 0.6 <= memory.itl_correction <= 1.5

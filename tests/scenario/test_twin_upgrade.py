@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from gpuplane.k8s.cluster_policy import parse_cluster_policy_yaml
 from gpuplane.operator.settings import OperatorSettings
+from gpuplane.twin.build import build_simulation
 from gpuplane.twin.operator.node_agent import OperatorNodeAgent
 from gpuplane.twin.scenario.spec import DeploymentSpec, Workload
 from gpuplane.twin.simulation import Simulation
@@ -47,7 +48,7 @@ def run_upgrade(nodes: int, parallel: int, unavailable: str, seed: int) -> tuple
         template=make_template(gpus=2, restart="Always"),
         replicas=nodes * 2,
     )
-    sim = Simulation(
+    sim = build_simulation(
         [make_pool(count=nodes)],
         [Workload("serve", serve)],
         seed=seed,

@@ -42,7 +42,7 @@ def write_run(
         "scenario": resolved,
     }
     files = {
-        "summary.json": json.dumps(result.summary, indent=2, sort_keys=True) + "\n",
+        "summary.json": json.dumps(result.summary.as_dict(), indent=2, sort_keys=True) + "\n",
         "events.jsonl": events_jsonl(result),
         "timeseries.csv": timeseries_csv(result),
         "resolved-config.yaml": yaml.safe_dump(config, sort_keys=True, allow_unicode=True),

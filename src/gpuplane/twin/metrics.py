@@ -1,4 +1,4 @@
-"""Cluster time series, sampled every ``metrics_interval_s``."""
+"""Cluster time series, sampled every ``metrics_interval_s`` (timeseries.csv)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,10 @@ from typing import Any
 
 from gpuplane.api.pod_phase import PodPhase
 from gpuplane.api.resources import NVIDIA_GPU
+from gpuplane.core.kernel import Priority
+from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.store import ObjectStore
+from gpuplane.twin.component import Component
 
 COLUMNS = (
     "t_s",
@@ -58,3 +61,23 @@ def sample(store: ObjectStore, t_s: float, counters: dict[str, int]) -> dict[str
         "pods_succeeded": counters.get("pods_succeeded", 0),
         "pods_failed": counters.get("pods_failed", 0),
     }
+
+
+class MetricsSampler(Component):
+    """One row at t = 0 and every ``metrics_interval_s`` after it, up to the end of the run."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.c = cluster
+        self.rows: list[dict[str, Any]] = []
+        self.until_s = 0.0
+
+    def start(self, until_s: float) -> None:
+        self.until_s = until_s
+        self.c.loop.schedule(0.0, self._sample, priority=Priority.METRICS, label="metrics")
+
+    def _sample(self) -> None:
+        c = self.c
+        self.rows.append(sample(c.store, c.now, c.counters))
+        nxt = c.now + c.settings.metrics_interval_s
+        if nxt <= self.until_s:
+            c.loop.schedule(nxt, self._sample, priority=Priority.METRICS, label="metrics")

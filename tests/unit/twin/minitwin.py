@@ -39,9 +39,7 @@ class MiniTwin:
 
     @property
     def dra(self) -> DraState:
-        state = self.sim.cluster.dra
-        assert state is not None, "the scenario has no DRA pool"
-        return state
+        return self.sim.component(DraState)  # LookupError when the scenario has no DRA pool
 
     def node(self, name: str) -> Node:
         return self.store.nodes[name]

@@ -2,7 +2,7 @@
 and the decode stalls a prefill causes.
 
 The twin fits this model's per-replica figures to the serving engine's step-time model
-(``twin.slo_capacity``); the tests and quick what-if runs build it by hand.
+(``twin.serving.capacity``); the tests and quick what-if runs build it by hand.
 
 - Prefill: a prompt of ``P`` tokens costs ``S(P) = overhead + P / prefill_tps + q·P²`` of a
   replica's time (prefill is compute-bound, so prompts run back to back; ``q`` is attention

@@ -39,8 +39,10 @@ from gpuplane.autoscaler.keda.scale_loop import decide as keda_decide
 from gpuplane.autoscaler.keda.scalers import Scaler, ScalerPoll, build_scaler
 from gpuplane.autoscaler.keda.state import KedaSettings, KedaState
 from gpuplane.core.kernel import Priority
+from gpuplane.twin.autoscaling.summary import AutoscalingSummary, ScaledObjectSummary
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import Pod
+from gpuplane.twin.component import Component
 from gpuplane.twin.controllers.deployment import DeploymentController
 
 HPA_SETTINGS = HpaControllerSettings()
@@ -59,7 +61,7 @@ class _Scaled:
     history: list[tuple[float, int]] = field(default_factory=list)
 
 
-class Autoscaling:
+class Autoscaling(Component):
     def __init__(
         self,
         cluster: Cluster,
@@ -167,17 +169,19 @@ class Autoscaling:
             reason = next((e.message for e in decision.events), "HPA rescale")
             self._scale(s, decision.desired_replicas, reason)
 
-    def summary(self) -> list[dict[str, object]]:
-        return [
-            {
-                "scaled_object": f"{s.so.metadata.namespace}/{s.so.metadata.name}",
-                "target": self._key(s),
-                "scale_events": s.scale_events,
-                "replicas_at_end": self._replicas(s),
-                "max_replicas_seen": max((r for _, r in s.history), default=self._replicas(s)),
-            }
-            for s in self.scaled
-        ]
+    def summary(self) -> AutoscalingSummary:
+        return AutoscalingSummary(
+            tuple(
+                ScaledObjectSummary(
+                    scaled_object=f"{s.so.metadata.namespace}/{s.so.metadata.name}",
+                    target=self._key(s),
+                    scale_events=s.scale_events,
+                    replicas_at_end=self._replicas(s),
+                    max_replicas_seen=max((r for _, r in s.history), default=self._replicas(s)),
+                )
+                for s in self.scaled
+            )
+        )
 
 
 def _pod_info(p: Pod) -> PodInfo:

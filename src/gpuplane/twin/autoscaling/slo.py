@@ -9,7 +9,7 @@ period with what a real deployment of it would read.
   PromQL over the cluster's series store for the engines' gauges
   (``vllm:num_requests_waiting``/``running``, ``vllm:kv_cache_usage_perc``, preemption rate,
   TTFT p90 and ITL p99 from the histograms).
-- Capacity: ``twin.slo_capacity`` fits the analytic capacity model's per-replica figures to the
+- Capacity: ``twin.serving.capacity`` fits the analytic capacity model's per-replica figures to the
   calibrated step-time model and memory plan of the service's engines.
 """
 
@@ -32,7 +32,9 @@ from gpuplane.autoscaler.slo.snapshot import (
     SloSnapshot,
 )
 from gpuplane.core.kernel import Priority
+from gpuplane.twin.autoscaling.summary import SloScalerSummary, SloScalingSummary
 from gpuplane.twin.cluster.cluster import Cluster
+from gpuplane.twin.component import Component
 from gpuplane.twin.controllers.deployment import DeploymentController
 from gpuplane.twin.scenario.serving_spec import SloScalerSpec
 from gpuplane.twin.serving.runtime import ServingRuntime
@@ -51,7 +53,7 @@ class _Scaler:
     max_seen: int = 0
 
 
-class SloScaling:
+class SloScaling(Component):
     def __init__(
         self,
         cluster: Cluster,
@@ -156,20 +158,19 @@ class SloScaling:
         arrivals, prompts, _ = self.serving.request_stream(service)
         return prompt_quantiles(arrivals, prompts, now)
 
-    def summary(self) -> list[dict[str, object]]:
-        """Per scaler: scale events, the highest count asked for, and the observed-over-
-        predicted latency ratios it ended with (near 1: the capacity model describes the
-        engines)."""
-        return [
-            {
-                "service": s.spec.service,
-                "scale_events": s.scale_events,
-                "max_replicas": s.max_seen,
-                "ttft_correction": round(s.memory.ttft_correction, 3),
-                "itl_correction": round(s.memory.itl_correction, 3),
-            }
-            for s in self.scalers
-        ]
+    def summary(self) -> SloScalingSummary:
+        return SloScalingSummary(
+            tuple(
+                SloScalerSummary(
+                    service=s.spec.service,
+                    scale_events=s.scale_events,
+                    max_replicas=s.max_seen,
+                    ttft_correction=round(s.memory.ttft_correction, 3),
+                    itl_correction=round(s.memory.itl_correction, 3),
+                )
+                for s in self.scalers
+            )
+        )
 
 
 def prompt_quantiles(

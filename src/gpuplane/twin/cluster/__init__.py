@@ -1,2 +1,2 @@
 """The cluster's state: the object store, nodes and pods, events, resources, QoS, names,
-invariants."""
+invariants, the nodes a pool describes and the devices their MIG layouts advertise."""

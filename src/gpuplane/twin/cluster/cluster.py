@@ -7,24 +7,42 @@ so every change is ordered by the kernel and the run stays deterministic.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from typing import Protocol
 
 from gpuplane.api.owner import OwnerRef
 from gpuplane.core.kernel import EventLoop, Priority
 from gpuplane.core.rng import RngStreams
 from gpuplane.core.tsdb import SeriesStore
+from gpuplane.slicing.dra.claims import ResourceClaim
+from gpuplane.slicing.dra.snapshot import DraSnapshot, PendingAllocation
 from gpuplane.twin.cluster.events import EventRecorder
 from gpuplane.twin.cluster.names import NameFactory
 from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.cluster.qos import qos_class
 from gpuplane.twin.cluster.resources import pod_requests
 from gpuplane.twin.cluster.store import ObjectStore
-from gpuplane.twin.dra.state import DraState
 from gpuplane.twin.scenario.settings import TwinSettings
 from gpuplane.twin.scenario.spec import PodTemplate
 
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+
+
+class DraObjects(Protocol):
+    """The cluster's DRA objects as the scheduler reads and writes them.
+
+    ``twin.dra.state.DraState`` is the one implementation; the cluster names only what it
+    offers, so the DRA room sits above the cluster instead of in a circle with it.
+    """
+
+    def snapshot(self, nodes: list[Node], pods: list[Pod]) -> DraSnapshot: ...
+
+    def apply(
+        self, written: Iterable[ResourceClaim], pending: Mapping[str, PendingAllocation]
+    ) -> None: ...
+
+    def gpus_of(self, pod: Pod) -> list[tuple[int, str]]: ...
 
 
 class Cluster:
@@ -43,7 +61,7 @@ class Cluster:
         self.on_pod_change: list[Callable[[Pod], None]] = []
         self.on_cluster_change: list[Callable[[], None]] = []
         # DRA objects and the resourceclaim controller (None: no DRA in this scenario).
-        self.dra: DraState | None = None
+        self.dra: DraObjects | None = None
         # Prometheus's view of the cluster: engines' and exporters' series (PromQL reads it).
         self.tsdb = SeriesStore()
 

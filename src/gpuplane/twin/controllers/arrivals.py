@@ -15,6 +15,7 @@ import numpy as np
 from gpuplane.core.kernel import Priority
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import JobState, PodGroupState
+from gpuplane.twin.component import Component
 from gpuplane.twin.controllers.deployment import DeploymentController
 from gpuplane.twin.controllers.job import JobController
 from gpuplane.twin.controllers.podgroup import PodGroupController
@@ -44,22 +45,24 @@ def arrival_times(workload: Workload, rng: np.random.Generator) -> list[tuple[fl
     return [(row.t_s, row.duration_s) for row in arrival.rows]
 
 
-class Arrivals:
+class Arrivals(Component):
     def __init__(
         self,
         cluster: Cluster,
         deployments: DeploymentController,
         jobs: JobController,
         pod_groups: PodGroupController,
+        workloads: tuple[Workload, ...] = (),
     ) -> None:
         self.c = cluster
         self.deployments = deployments
         self.jobs = jobs
         self.pod_groups = pod_groups
+        self.workloads = workloads
 
-    def schedule_all(self, workloads: tuple[Workload, ...], until_s: float) -> int:
-        count = 0
-        for workload in workloads:
+    def start(self, until_s: float) -> None:
+        """Schedule the creation of every copy of every workload up to ``until_s``."""
+        for workload in self.workloads:
             rng = self.c.rng.stream(f"arrivals/{workload.name}")
             for n, (t_s, run_override) in enumerate(arrival_times(workload, rng)):
                 if t_s > until_s:
@@ -70,8 +73,6 @@ class Arrivals:
                     priority=Priority.ARRIVAL,
                     label=f"arrive {workload.name}#{n}",
                 )
-                count += 1
-        return count
 
     def _creator(
         self, workload: Workload, n: int, run_override: float | None

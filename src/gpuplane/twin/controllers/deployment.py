@@ -13,6 +13,7 @@ import zlib
 from gpuplane.api.owner import OwnerRef
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import DeploymentState, ReplicaSetState
+from gpuplane.twin.component import Component
 from gpuplane.twin.controllers.replicaset import ReplicaSetController
 from gpuplane.twin.scenario.spec import DeploymentSpec, ReplicaSetSpec
 
@@ -28,7 +29,7 @@ def template_hash(name: str) -> str:
     return out
 
 
-class DeploymentController:
+class DeploymentController(Component):
     def __init__(self, cluster: Cluster, replica_sets: ReplicaSetController) -> None:
         self.c = cluster
         self.replica_sets = replica_sets

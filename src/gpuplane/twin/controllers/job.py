@@ -16,6 +16,7 @@ from gpuplane.api.pod_phase import PodPhase
 from gpuplane.core.kernel import Priority
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import JobState
+from gpuplane.twin.component import Component
 from gpuplane.twin.controllers.runtime import sample_pod_fate
 from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.scenario.spec import RestartPolicy, Workload
@@ -23,7 +24,7 @@ from gpuplane.twin.scenario.spec import RestartPolicy, Workload
 KIND = "Job"
 
 
-class JobController:
+class JobController(Component):
     def __init__(
         self, cluster: Cluster, kubelet: KubeletSim, workloads: dict[str, Workload]
     ) -> None:

@@ -10,11 +10,12 @@ from __future__ import annotations
 from gpuplane.api.pod_phase import PodPhase
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import Pod, PodGroupState
+from gpuplane.twin.component import Component
 
 KIND = "PodGroup"
 
 
-class PodGroupController:
+class PodGroupController(Component):
     def __init__(self, cluster: Cluster) -> None:
         self.c = cluster
         cluster.on_pod_change.append(self._on_pod)

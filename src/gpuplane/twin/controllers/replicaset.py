@@ -15,6 +15,7 @@ from gpuplane.api.owner import OwnerRef
 from gpuplane.api.pod_phase import PodPhase
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import Pod, ReplicaSetState
+from gpuplane.twin.component import Component
 from gpuplane.twin.controllers.runtime import sample_pod_fate
 from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.scenario.spec import Workload
@@ -22,7 +23,7 @@ from gpuplane.twin.scenario.spec import Workload
 KIND = "ReplicaSet"
 
 
-class ReplicaSetController:
+class ReplicaSetController(Component):
     def __init__(
         self, cluster: Cluster, kubelet: KubeletSim, workloads: dict[str, Workload]
     ) -> None:

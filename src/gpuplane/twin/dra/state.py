@@ -31,21 +31,14 @@ from gpuplane.slicing.dra.node_slices import node_resource_slices
 from gpuplane.slicing.dra.pod_claims import PodClaims, claim_from_template
 from gpuplane.slicing.dra.snapshot import DraSnapshot, PendingAllocation
 from gpuplane.twin.cluster.objects import Node, Pod
+from gpuplane.twin.component import Component
+from gpuplane.twin.scenario.dra import DraObjectsSpec
 
 _GPU_OF = re.compile(r"^gpu-(\d+)")
 
 
-@dataclass(frozen=True, slots=True)
-class DraObjectsSpec:
-    """The DRA objects a scenario declares (ResourceSlices are the nodes' own)."""
-
-    classes: tuple[DeviceClass, ...] = ()
-    templates: tuple[ResourceClaimTemplate, ...] = ()
-    claims: tuple[ResourceClaim, ...] = ()
-
-
 @dataclass(slots=True)
-class DraState:
+class DraState(Component):
     classes: dict[str, DeviceClass] = field(default_factory=dict)
     templates: dict[str, ResourceClaimTemplate] = field(default_factory=dict)
     claims: dict[str, ResourceClaim] = field(default_factory=dict)

@@ -9,8 +9,8 @@ from gpuplane.api.strategies import MigStrategy
 from gpuplane.slicing.mig.strategy import NodeGpu, plugin_view
 from gpuplane.slicing.sharing.advertise import sharing_labels
 from gpuplane.topology.gfd import gfd_labels
+from gpuplane.twin.cluster.mig_devices import mig_gpu_of
 from gpuplane.twin.cluster.objects import Node
-from gpuplane.twin.mig.devices import mig_gpu_of
 
 
 def node_gfd_labels(node: Node) -> dict[str, str]:

@@ -27,13 +27,14 @@ from gpuplane.core.kernel import Priority
 from gpuplane.slicing.sharing.advertise import ADMISSION_REASON, request_error
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import Node, Pod
+from gpuplane.twin.component import Component
 from gpuplane.twin.kubelet.admission import NodeAdmission
 from gpuplane.twin.kubelet.bind_allocation import BindAllocation
 from gpuplane.twin.kubelet.gpu_memory import check_start
 from gpuplane.twin.scenario.spec import RestartPolicy
 
 
-class KubeletSim:
+class KubeletSim(Component):
     def __init__(self, cluster: Cluster) -> None:
         self.c = cluster
         self.admission = NodeAdmission(cluster.store)

@@ -28,8 +28,9 @@ from gpuplane.slicing.mig.layout import Instance, Layout
 from gpuplane.slicing.mig.plan_types import GpuState, MigPlanSettings, make_snapshot
 from gpuplane.slicing.mig.planner import decide
 from gpuplane.twin.cluster.cluster import Cluster
+from gpuplane.twin.cluster.mig_devices import MIG_STATE_LABEL, mig_gpu_of, mig_slots
 from gpuplane.twin.cluster.objects import Node
-from gpuplane.twin.mig.devices import MIG_STATE_LABEL, mig_gpu_of, mig_slots
+from gpuplane.twin.component import Component
 
 PLAN_SETTINGS = MigPlanSettings(time_limit_s=10.0)
 
@@ -40,7 +41,7 @@ class _Gpu:
     index: int
 
 
-class MigRepartitioner:
+class MigRepartitioner(Component):
     def __init__(self, cluster: Cluster, interval_s: float, reconfigure_s: float) -> None:
         self.c = cluster
         self.interval_s = interval_s

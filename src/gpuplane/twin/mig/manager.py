@@ -15,37 +15,31 @@ label change at a scenario time (``mig_config_changes``) for every node of a poo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gpuplane.core.kernel import Priority
 from gpuplane.twin.cluster.cluster import Cluster
-from gpuplane.twin.cluster.objects import Node
-from gpuplane.twin.kubelet.simulator import KubeletSim
-from gpuplane.twin.mig.devices import (
+from gpuplane.twin.cluster.mig_devices import (
     MIG_CONFIG_LABEL,
     MIG_STATE_LABEL,
     layouts_from_config,
     mig_slots,
 )
+from gpuplane.twin.cluster.objects import Node
+from gpuplane.twin.component import Component
+from gpuplane.twin.kubelet.simulator import KubeletSim
+from gpuplane.twin.scenario.mig import MigConfigChange
 
 
-@dataclass(frozen=True, slots=True)
-class MigConfigChange:
-    """``kubectl label node <pool nodes> nvidia.com/mig.config=<config> --overwrite`` at ``t_s``."""
-
-    t_s: float
-    pool: str
-    config: str
-    reconfigure_s: float = 60.0
-
-
-class MigManager:
-    def __init__(self, cluster: Cluster, kubelet: KubeletSim) -> None:
+class MigManager(Component):
+    def __init__(
+        self, cluster: Cluster, kubelet: KubeletSim, changes: tuple[MigConfigChange, ...] = ()
+    ) -> None:
         self.c = cluster
         self.kubelet = kubelet
+        self.changes = changes
 
-    def schedule(self, changes: tuple[MigConfigChange, ...]) -> None:
-        for change in changes:
+    def start(self, until_s: float) -> None:
+        """Schedule the scenario's label changes."""
+        for change in self.changes:
             self.c.loop.schedule(
                 change.t_s,
                 lambda ch=change: self._label(ch),  # type: ignore[misc]

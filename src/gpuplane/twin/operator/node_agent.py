@@ -42,6 +42,7 @@ from gpuplane.twin.cluster.node_taints import UNREACHABLE_TAINT
 from gpuplane.twin.cluster.objects import Node
 from gpuplane.twin.kubelet.gpu_devices import node_gfd_labels, pods_on_gpu
 from gpuplane.twin.kubelet.simulator import KubeletSim
+from gpuplane.twin.operator.summary import OperatorSummary, UpgradeControllerSummary
 from gpuplane.twin.operator.upgrade_agent import UpgradeAgent
 
 
@@ -197,27 +198,32 @@ class OperatorNodeAgent:
             run.pending.cancel()
         self._apply(node, restart_driver(run.state))
 
-    def summary(self) -> dict[str, object]:
+    def summary(self) -> OperatorSummary:
         states: dict[str, int] = {}
         upgrade: dict[str, int] = {}
         for name, run in sorted(self.runs.items()):
             states[run.state.value] = states.get(run.state.value, 0) + 1
             label = self._c().store.nodes[name].upgrade_state or "(none)"
             upgrade[label] = upgrade.get(label, 0) + 1
-        out: dict[str, object] = {
-            "mode": "pre-provisioned" if self.static else "gpu-operator",
-            "nodes_by_state": dict(sorted(states.items())),
-        }
-        if not self.static:
-            out["driver_version"] = self.policy.driver.version
-            out["nodes_by_upgrade_state"] = dict(sorted(upgrade.items()))
-            if self.upgrades is not None:
-                out["upgrade_controller"] = {
-                    "reconciles": self.upgrades.num_reconciles,
-                    "max_nodes_in_progress": self.upgrades.max_in_progress,
-                    "max_nodes_unavailable": self.upgrades.max_unavailable_seen,
-                }
-        return out
+        by_state = dict(sorted(states.items()))
+        if self.static:
+            return OperatorSummary("pre-provisioned", by_state)
+        controller = (
+            UpgradeControllerSummary(
+                reconciles=self.upgrades.num_reconciles,
+                max_nodes_in_progress=self.upgrades.max_in_progress,
+                max_nodes_unavailable=self.upgrades.max_unavailable_seen,
+            )
+            if self.upgrades is not None
+            else None
+        )
+        return OperatorSummary(
+            "gpu-operator",
+            by_state,
+            driver_version=self.policy.driver.version,
+            nodes_by_upgrade_state=dict(sorted(upgrade.items())),
+            upgrade_controller=controller,
+        )
 
     def update_policy(self, policy: ClusterPolicy) -> None:
         """The ClusterPolicy changed (e.g. a new driver version): the upgrade controller reacts."""

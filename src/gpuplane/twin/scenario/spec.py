@@ -18,16 +18,15 @@ from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.slicing.dra.pod_claims import PodResourceClaim
 from gpuplane.slicing.sharing.config import DevicePluginConfig
 from gpuplane.topology.model import NodeTopology
-from gpuplane.twin.mig.devices import MigPoolSpec
+from gpuplane.twin.scenario.dra import DraObjectsSpec
 from gpuplane.twin.scenario.inference import InferenceServerSpec
+from gpuplane.twin.scenario.mig import MigConfigChange, MigPoolSpec
 
 if TYPE_CHECKING:
     from gpuplane.autoscaler.keda.model import ScaledObjectIn
     from gpuplane.operator.cluster_policy import ClusterPolicy
     from gpuplane.operator.faults import GpuXidFault, NodeLostFault
     from gpuplane.operator.settings import OperatorSettings
-    from gpuplane.twin.dra.state import DraObjectsSpec
-    from gpuplane.twin.mig.manager import MigConfigChange
     from gpuplane.twin.scenario.serving_spec import ServingSpec
     from gpuplane.twin.scenario.settings import TwinSettings
 
@@ -214,7 +213,7 @@ class NodePoolSpec:
     kubelet: KubeletConfig = field(default_factory=KubeletConfig)
     # The device plugin's config for the pool's nodes (time-slicing / MPS); None: none.
     device_plugin: DevicePluginConfig | None = None
-    # MIG mode with its initial layouts (twin.mig_devices.MigPoolSpec); None: MIG disabled.
+    # MIG mode with its initial layouts (twin.scenario.mig.MigPoolSpec); None: MIG disabled.
     mig: MigPoolSpec | None = None
     # NVIDIA's DRA driver instead of the device plugin: GPUs published as ResourceSlices.
     dra: bool = False

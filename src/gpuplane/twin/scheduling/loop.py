@@ -30,13 +30,14 @@ from gpuplane.scheduler.framework.types import NominatedPod, WaitingPod
 from gpuplane.scheduler.framework.writes import DecisionWrites
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import Pod
+from gpuplane.twin.component import Component
 from gpuplane.twin.kubelet.gpu_devices import dra_fraction, gpu_fraction
 from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.scheduling.placement import PlacementPolicy
 from gpuplane.twin.scheduling.snapshot import SnapshotBuilder
 
 
-class SchedulerLoop:
+class SchedulerLoop(Component):
     def __init__(self, cluster: Cluster, policy: PlacementPolicy, kubelet: KubeletSim) -> None:
         self.c = cluster
         self.policy = policy

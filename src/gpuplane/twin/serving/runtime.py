@@ -21,7 +21,6 @@ are simulated at their own times, not at the tick.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -38,13 +37,14 @@ from gpuplane.serving.routing.registry import make_router
 from gpuplane.serving.routing.router import Role
 from gpuplane.serving.routing.simulation import ServingSimulation, SimulationSettings
 from gpuplane.serving.steptime.kv_transfer import KvLink, kv_transfer_s
-from gpuplane.twin.autoscaling.slo_capacity import capacity_from_engine
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import Pod
+from gpuplane.twin.component import Component
 from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.scenario.serving_spec import ServiceSpec, ServingSpec
+from gpuplane.twin.serving.capacity import capacity_from_engine
 from gpuplane.twin.serving.engines import BuiltEngine, build_engine
-from gpuplane.twin.serving.summary import service_summary
+from gpuplane.twin.serving.summary import ServingSummary, service_summary
 
 GIB = 1024**3
 
@@ -73,7 +73,7 @@ class _Service:
     outputs: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
-class ServingRuntime:
+class ServingRuntime(Component):
     def __init__(self, cluster: Cluster, kubelet: KubeletSim, spec: ServingSpec) -> None:
         self.c = cluster
         self.kubelet = kubelet
@@ -198,11 +198,13 @@ class ServingRuntime:
             self.c.emit("Pod", pod.name, "EngineReady", "engine serving", namespace=pod.namespace)
             self.c.pod_changed(pod)
 
-    def summary(self) -> list[dict[str, Any]]:
-        return [
-            service_summary(svc.spec, svc.sim.result(), svc.started)
-            for svc in self.services.values()
-        ]
+    def summary(self) -> ServingSummary:
+        return ServingSummary(
+            tuple(
+                service_summary(svc.spec, svc.sim.result(), svc.started)
+                for svc in self.services.values()
+            )
+        )
 
     # ----- what a scaler reads -----
     def capacity_model(self, service: str) -> CapacityModel | None:
@@ -255,6 +257,10 @@ class ServingRuntime:
     def advance(self, t_s: float) -> None:
         for svc in self.services.values():
             svc.sim.run_until(t_s)
+
+    def stop(self, until_s: float) -> None:
+        """The requests are simulated at their own times: catch up to the end of the run."""
+        self.advance(until_s)
 
     def _tick(self) -> None:
         now = self.c.now

@@ -11,10 +11,82 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from gpuplane.serving.routing.outcome import RequestOutcome, SimulationResult, Status
+from gpuplane.twin.component import fields_dict
 from gpuplane.twin.scenario.serving_spec import ServiceSpec
+
+
+@dataclass(frozen=True, slots=True)
+class RequestCounts:
+    arrived: int
+    completed: int
+    rejected: int
+    aborted: int
+    in_flight: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return fields_dict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class LatencySummary:
+    """Percentiles in seconds (None: no completed request, or no output token after the
+    first)."""
+
+    ttft_p50_s: float | None
+    ttft_p90_s: float | None
+    ttft_p99_s: float | None
+    itl_p50_s: float | None
+    itl_p90_s: float | None
+    itl_p99_s: float | None
+    e2e_p50_s: float | None
+    e2e_p90_s: float | None
+    e2e_p99_s: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return fields_dict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class SloTargetsSummary:
+    ttft_p90_s: float
+    itl_p99_s: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return fields_dict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceSummary:
+    name: str
+    deployment: str  # namespace/name
+    router: str
+    requests: RequestCounts
+    not_served_reasons: Mapping[str, int]  # rejected or aborted, digits written N
+    latency_s: LatencySummary
+    slo: SloTargetsSummary
+    slo_attainment: float | None  # None: no request arrived
+    ttft_p90_met: bool
+    itl_p99_met: bool
+    goodput_rps: float
+    engines_started: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return fields_dict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class ServingSummary:
+    """The serving runtime's section: one entry per service (``serving`` in summary.json)."""
+
+    services: tuple[ServiceSummary, ...]
+
+    def as_dict(self) -> list[dict[str, Any]]:
+        return [s.as_dict() for s in self.services]
 
 
 def _meets(o: RequestOutcome, spec: ServiceSpec) -> bool:
@@ -28,8 +100,7 @@ def _r(x: float) -> float | None:
     return None if math.isnan(x) else round(x, 4)
 
 
-def service_summary(spec: ServiceSpec, result: SimulationResult, engines: int) -> dict[str, Any]:
-    counts = result.counts()
+def service_summary(spec: ServiceSpec, result: SimulationResult, engines: int) -> ServiceSummary:
     reasons: dict[str, int] = {}
     for o in result.outcomes:
         if o.status in (Status.REJECTED, Status.ABORTED):
@@ -37,18 +108,26 @@ def service_summary(spec: ServiceSpec, result: SimulationResult, engines: int) -
             reasons[key] = reasons.get(key, 0) + 1
     met = sum(1 for o in result.outcomes if _meets(o, spec))
     arrived = result.num_arrived
-    latency = {k: _r(v) for k, v in result.latency_summary((50.0, 90.0, 99.0)).items()}
-    return {
-        "name": spec.name,
-        "deployment": f"{spec.namespace}/{spec.deployment}",
-        "router": spec.router,
-        "requests": {"arrived": arrived, **counts},
-        "not_served_reasons": dict(sorted(reasons.items())),
-        "latency_s": latency,
-        "slo": {"ttft_p90_s": spec.slo_ttft_s, "itl_p99_s": spec.slo_itl_s},
-        "slo_attainment": round(met / arrived, 4) if arrived else None,
-        "ttft_p90_met": (latency.get("ttft_p90_s") or math.inf) <= spec.slo_ttft_s,
-        "itl_p99_met": (latency.get("itl_p99_s") or math.inf) <= spec.slo_itl_s,
-        "goodput_rps": round(met / result.end_s, 4) if result.end_s > 0 else 0.0,
-        "engines_started": engines,
-    }
+    latency = LatencySummary(
+        **{k: _r(v) for k, v in result.latency_summary((50.0, 90.0, 99.0)).items()}
+    )
+    return ServiceSummary(
+        name=spec.name,
+        deployment=f"{spec.namespace}/{spec.deployment}",
+        router=spec.router,
+        requests=RequestCounts(
+            arrived=arrived,
+            completed=result.count(Status.COMPLETED),
+            rejected=result.count(Status.REJECTED),
+            aborted=result.count(Status.ABORTED),
+            in_flight=result.count(Status.IN_FLIGHT),
+        ),
+        not_served_reasons=dict(sorted(reasons.items())),
+        latency_s=latency,
+        slo=SloTargetsSummary(ttft_p90_s=spec.slo_ttft_s, itl_p99_s=spec.slo_itl_s),
+        slo_attainment=round(met / arrived, 4) if arrived else None,
+        ttft_p90_met=(latency.ttft_p90_s or math.inf) <= spec.slo_ttft_s,
+        itl_p99_met=(latency.itl_p99_s or math.inf) <= spec.slo_itl_s,
+        goodput_rps=round(met / result.end_s, 4) if result.end_s > 0 else 0.0,
+        engines_started=engines,
+    )

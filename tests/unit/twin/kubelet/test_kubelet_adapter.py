@@ -98,4 +98,4 @@ def test_mps_client_over_its_memory_limit_fails_alone(tmp_path: Path) -> None:
     assert oom.name == "big"
     limit_bytes = GPU_MIB * 1024 * 1024 // 2
     assert f"MPS client limit {limit_bytes} bytes" in oom.message
-    assert twin.result.summary["counters"]["gpu_oom_kills"] == 1
+    assert twin.result.summary.as_dict()["counters"]["gpu_oom_kills"] == 1

@@ -81,7 +81,7 @@ def test_each_pod_gets_an_engine_ready_after_its_cold_start(tmp_path: Path) -> N
     assert 20.0 < ready[0] < 20.1  # image already on the node
     assert 50.0 < ready[1] < 50.1  # pulled the image first
     assert all(p.conditions["Ready"] for p in pods)
-    (svc,) = twin.result.summary["serving"]
+    (svc,) = twin.result.summary.as_dict()["serving"]
     assert svc["engines_started"] == 2
     req = svc["requests"]
     assert req["arrived"] > 0 and req["completed"] > 0
@@ -103,9 +103,9 @@ def test_an_engine_that_cannot_start_crashes_its_pod(tmp_path: Path) -> None:
     for pod in twin.pods("llm"):
         assert [e.t_s for e in twin.events("Started", pod.name)] == [0.0, 10.0, 30.0, 70.0]
         assert len(twin.events("BackOff", pod.name)) == 4
-    assert twin.result.summary["counters"]["engine_start_failures"] == 2 * 4
+    assert twin.result.summary.as_dict()["counters"]["engine_start_failures"] == 2 * 4
     assert twin.events("EngineReady") == []
-    (svc,) = twin.result.summary["serving"]
+    (svc,) = twin.result.summary.as_dict()["serving"]
     assert svc["engines_started"] == 0 and svc["requests"]["completed"] == 0
 
 
@@ -123,7 +123,7 @@ def test_the_engine_goes_with_its_pod_and_comes_with_the_replacement(tmp_path: P
     assert new.created_s == 80.0 and new.phase is PodPhase.RUNNING and 0 not in new.gpu_ids
     ready = twin.events("EngineReady", new.name)
     assert len(ready) == 1 and 100.0 < ready[0].t_s < 100.1
-    (svc,) = twin.result.summary["serving"]
+    (svc,) = twin.result.summary.as_dict()["serving"]
     assert svc["engines_started"] == 3
     req = svc["requests"]
     assert req["arrived"] == req["completed"] + req["rejected"] + req["aborted"] + req["in_flight"]

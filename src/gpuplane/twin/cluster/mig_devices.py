@@ -1,6 +1,7 @@
-"""MIG on twin nodes: a pool's MIG settings, the initial layouts, and the devices they advertise.
+"""MIG on twin nodes: the initial layouts and the devices they advertise.
 
-A pool with ``mig:`` runs its GPUs in MIG mode with one layout per GPU. The initial layouts come
+A pool with ``mig:`` (``twin.scenario.mig.MigPoolSpec``) runs its GPUs in MIG mode with one
+layout per GPU. The initial layouts come
 from a named mig-parted config (NVIDIA's defaults for the GPU model: ``all-1g.10gb``,
 ``all-balanced``, ...) applied as ``nvidia-mig-parted apply`` would (driver auto-placement).
 The device plugin then advertises the instances:
@@ -13,8 +14,6 @@ pod's ``gpuplane.io/gpu-memory`` demand is checked against its instance.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass, field
 
 from gpuplane.core.errors import InputError
 from gpuplane.slicing.devices import DeviceKind, DeviceSlot
@@ -29,17 +28,6 @@ from gpuplane.topology.model import NodeTopology
 GIB = 1024**3
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 MIG_STATE_LABEL = "nvidia.com/mig.config.state"
-
-
-@dataclass(frozen=True, slots=True)
-class MigPoolSpec:
-    strategy: str = "mixed"  # mixed | single
-    config: str = "all-balanced"  # a named mig-parted config for the GPU model
-    # gpuplane's demand-driven repartitioning controller (the planner) changes layouts.
-    dynamic: bool = False
-    reconfigure_s: float = 60.0  # drain-free instance create/destroy + plugin re-advertise
-    interval_s: float = 30.0  # how often the repartitioning controller looks at demand
-    layouts: tuple[Layout, ...] = field(default=())  # filled from ``config`` per GPU
 
 
 def mig_gpu_of(topo: NodeTopology) -> MigGpu:

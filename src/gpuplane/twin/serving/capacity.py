@@ -1,4 +1,7 @@
-"""The SLO scaler's per-replica capacity, from the serving engine model of the service's pods.
+"""A service's per-replica capacity in the SLO scaler's terms, from the engines the twin built.
+
+The serving runtime answers it (``ServingRuntime.capacity_model``) because the figures are read
+off its engines; the SLO scaler (``twin.autoscaling.slo``) only consumes the result.
 
 ``autoscaler.slo.analytic.AnalyticCapacity`` needs a few figures of one replica: what a prompt's
 tokens add to a step, the decode step time of an empty batch and its growth per KV token read,
