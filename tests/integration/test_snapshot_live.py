@@ -7,12 +7,12 @@ for a forbidden list and an unreachable server, and that only GET requests were 
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from gpuplane.cli.main import run
 from tests.integration.fake_apiserver import Obj, Served, kubeconfig_text, running
@@ -99,12 +99,12 @@ def _cluster(dra: str = "v1") -> Served:
 
 
 def _save(tmp_path: Path, served: Served, *extra: str) -> tuple[int, Any]:
-    out = tmp_path / "snap.yaml"
+    out = tmp_path / "snap.json"  # JSON: quicker than YAML for 1,201 pods
     with running(served) as url:
         config = tmp_path / "kubeconfig"
         config.write_text(kubeconfig_text({"test": url}, "test"))
         rc = run(["snapshot", "save", "--kubeconfig", str(config), "--out", str(out), *extra])
-    return rc, (yaml.safe_load(out.read_text()) if out.exists() else None)
+    return rc, (json.loads(out.read_text()) if out.exists() else None)
 
 
 def _names(objs: list[Obj]) -> list[str]:
@@ -195,7 +195,7 @@ def test_context_selects_the_cluster(tmp_path: Path) -> None:
         config.write_text(kubeconfig_text({"dead": _closed_port_url(), "live": url}, "dead"))
         args = ["snapshot", "save", "--kubeconfig", str(config), "--context", "live"]
         assert run([*args, "--out", str(out)]) == 0
-    assert len(yaml.safe_load(out.read_text())["objects"]["nodes"]) == 3
+    assert len(json.loads(out.read_text())["objects"]["nodes"]) == 3
 
 
 def _closed_port_url() -> str:

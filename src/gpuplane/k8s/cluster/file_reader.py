@@ -17,7 +17,7 @@ from typing import Any
 
 from gpuplane.core.errors import InputError, Location
 from gpuplane.k8s.cluster.api_lister import RawObject
-from gpuplane.k8s.cluster.catalogue import resource_for_kind
+from gpuplane.k8s.cluster.catalogue import SNAPSHOT_KEYS, resource_for_kind
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot, Skipped
 from gpuplane.k8s.yaml_documents import YamlDocument, read_documents
 
@@ -181,5 +181,5 @@ def read_files(paths: Sequence[Path], *, read_at: str) -> ClusterSnapshot:
         server_version=None,
         api_versions={k: ", ".join(sorted(v)) for k, v in versions.items()},
         skipped=tuple(skipped),
-        objects={k: tuple(v) for k, v in objects.items()},
+        objects={k: tuple(objects.get(k, ())) for k in SNAPSHOT_KEYS},
     )

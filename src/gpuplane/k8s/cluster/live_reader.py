@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from gpuplane.core.errors import GpuplaneError
 from gpuplane.k8s.cluster.api_lister import ApiLister, ListForbidden, ListNotFound, RawObject
-from gpuplane.k8s.cluster.catalogue import READ_RESOURCES, ListedResource
+from gpuplane.k8s.cluster.catalogue import READ_RESOURCES, SNAPSHOT_KEYS, ListedResource
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot, Skipped
 
 PAGE_SIZE = 500  # kubectl's own --chunk-size default
@@ -75,5 +75,5 @@ def read_live(lister: ApiLister, *, source: str, read_at: str) -> ClusterSnapsho
         server_version=lister.server_version(),
         api_versions=versions,
         skipped=tuple(skipped),
-        objects=objects,
+        objects={k: objects.get(k, ()) for k in SNAPSHOT_KEYS},
     )

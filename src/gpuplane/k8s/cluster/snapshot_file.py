@@ -64,7 +64,8 @@ class _Reader:
             if not isinstance(items, list):
                 raise self.fail(field, f"found {type(items).__name__}", "a list of objects")
             out[key] = tuple(self.mapping(o, f"{field}[{i}]") for i, o in enumerate(items))
-        return out
+        # Every key, in the catalogue's order, as the readers make them (a missing key is empty).
+        return {key: out.get(key, ()) for key in SNAPSHOT_KEYS}
 
     def skipped(self, value: Any) -> tuple[Skipped, ...]:
         if not isinstance(value or [], list):
