@@ -14,7 +14,7 @@ from gpuplane.k8s.cluster.catalogue import SNAPSHOT_KEYS
 from gpuplane.k8s.cluster.live_reader import read_live
 from gpuplane.k8s.cluster.pod_requests import pod_request
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
-from gpuplane.k8s.cluster.snapshot_summary import NO_GPU, summarise
+from gpuplane.k8s.cluster.snapshot_summary import NO_GPU, UNKNOWN_NODE, summarise
 
 GPU = "nvidia.com/gpu"
 
@@ -95,14 +95,20 @@ def test_summary_counts_bound_unfinished_and_pending_pods() -> None:
         _pod("failed", [_container("8")], node="a1", phase="Failed"),
         _pod("wait", [_container("8")], phase="Pending"),
         _pod("web", [_container()], node="cpu"),
+        _pod("elsewhere", [_container("1")], node="gone"),
     ]
     summary = summarise(_snapshot(nodes, pods))
     rows = {
         m.model: (m.nodes, m.gpus_labelled, m.gpus_allocatable, m.gpus_requested)
         for m in summary.models
     }
-    assert rows == {"A100": (1, 4, 4, 0), "H100": (2, 16, 16, 6), NO_GPU: (1, 0, 0, 0)}
-    assert summary.pods == 6 and summary.bound_pods == 3
+    assert rows == {
+        "A100": (1, 4, 4, 0),
+        "H100": (2, 16, 16, 6),
+        NO_GPU: (1, 0, 0, 0),
+        UNKNOWN_NODE: (0, 0, 0, 1),
+    }
+    assert summary.pods == 7 and summary.bound_pods == 4
     assert [(p.name, p.gpus) for p in summary.pending] == [("wait", 8)]
     assert summary.as_dict()["pendingCount"] == 1
 

@@ -10,12 +10,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gpuplane.k8s.cluster.file_reader import read_files
-from gpuplane.k8s.cluster.kube_lister import KubernetesApiLister
 from gpuplane.k8s.cluster.live_reader import read_live
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
 
 
 def snapshot_from_kubeconfig(path: Path, context: str | None, *, read_at: str) -> ClusterSnapshot:
+    # Imported here: the client library is large, and every other gpuplane command would pay
+    # for loading it at start-up.
+    from gpuplane.k8s.cluster.kube_lister import KubernetesApiLister
+
     lister = KubernetesApiLister.from_kubeconfig(path, context)
     try:
         source = f"kubeconfig {path}" + (f" (context {context})" if context else "")

@@ -24,6 +24,7 @@ from gpuplane.k8s.quantity import parse_manifest_quantity
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 COUNT_LABEL = "nvidia.com/gpu.count"
 NO_GPU = "(no GPU label)"
+UNKNOWN_NODE = "(node not in the snapshot)"  # a pod bound to a node the dump left out
 FINISHED = ("Succeeded", "Failed")
 
 
@@ -128,7 +129,7 @@ def summarise(snapshot: ClusterSnapshot) -> SnapshotSummary:
             raise _located(exc, "pods", i) from exc
         if node_name and phase not in FINISHED:
             bound += 1
-            rows[model_of.get(str(node_name), NO_GPU)][3] += gpus
+            rows[model_of.get(str(node_name), UNKNOWN_NODE)][3] += gpus
         elif not node_name and phase == "Pending":
             meta = _meta(pod)
             pending.append(
