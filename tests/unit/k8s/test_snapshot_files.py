@@ -4,10 +4,13 @@ kube-scheduler-simulator's export; located errors for bad documents; the snapsho
 from __future__ import annotations
 
 import json
+import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.cluster.file_reader import read_files
@@ -174,3 +177,36 @@ def test_bad_snapshot_files_are_located(text: str, where: str) -> None:
     with pytest.raises(InputError) as exc:
         parse_snapshot(text, "s.yaml")
     assert str(exc.value).startswith(where), str(exc.value)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+_ITEM = st.fixed_dictionaries(
+    {},
+    optional={
+        "apiVersion": st.sampled_from(["v1", "resource.k8s.io/v1", "", "x/y"]) | _JSON,
+        "kind": st.sampled_from(["Node", "Pod", "DeviceClass", "List", ""]) | _JSON,
+        "metadata": st.fixed_dictionaries({}, optional={"name": st.text(max_size=4) | _JSON})
+        | _JSON,
+    },
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(items=st.lists(_ITEM | _JSON, max_size=4))
+def test_any_dump_reads_or_fails_with_a_located_error(items: list[object]) -> None:
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "dump.json"
+        path.write_text(text)
+        try:
+            snap = read_files([path], read_at=NOW)
+        except InputError as exc:
+            assert exc.location.source == str(path)
+        else:
+            assert sum(len(v) for v in snap.objects.values()) <= len(items)
