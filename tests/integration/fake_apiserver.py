@@ -28,7 +28,7 @@ class Served:
 
     lists: dict[str, list[Obj]]  # list path -> objects, e.g. "/api/v1/nodes"
     groups: dict[str, list[str]]  # API group -> versions served, preferred first
-    forbidden: set[str] = field(default_factory=set)  # list paths answering 403
+    forbidden: set[str] = field(default_factory=set)  # paths answering 403
     git_version: str = "v1.31.2"
     max_page: int = 10_000  # the server's own cap on a page, below any client limit
     requests: list[tuple[str, str, dict[str, list[str]], str]] = field(default_factory=list)
@@ -75,6 +75,8 @@ def _page(served: Served, path: str, query: dict[str, list[str]]) -> Obj:
 def _answer(served: Served, path: str, query: dict[str, list[str]]) -> tuple[int, Obj]:
     if path == "/version":
         return 200, {"major": "1", "minor": "31", "gitVersion": served.git_version}
+    if path in served.forbidden:
+        return 403, _forbidden(path)
     parts = path.strip("/").split("/")
     if len(parts) == 2 and parts[0] == "apis":
         versions = served.groups.get(parts[1])
@@ -88,8 +90,6 @@ def _answer(served: Served, path: str, query: dict[str, list[str]]) -> tuple[int
             "versions": listed,
             "preferredVersion": listed[0],
         }
-    if path in served.forbidden:
-        return 403, _forbidden(path)
     if path in served.lists:
         return 200, _page(served, path, query)
     return 404, _status(404, "NotFound", "the server could not find the requested resource")

@@ -225,3 +225,13 @@ def test_unknown_context_is_a_located_error(
     args = ["snapshot", "save", "--kubeconfig", str(config), "--context", "nope"]
     assert run([*args, "--out", str(tmp_path / "s.yaml")]) == 2
     assert f"{config}: contexts[nope]: cannot use this kubeconfig" in capsys.readouterr().err
+
+
+def test_forbidden_discovery_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    served = _cluster()
+    served.forbidden.add("/apis/resource.k8s.io")
+    rc, _ = _save(tmp_path, served)
+    assert rc == 2
+    assert "discovery document of API group resource.k8s.io" in capsys.readouterr().err

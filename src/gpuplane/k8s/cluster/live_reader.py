@@ -27,7 +27,14 @@ def _served_version(
     if not res.group:
         return res.versions[0]
     if res.group not in cache:
-        cache[res.group] = lister.group_versions(res.group)
+        try:
+            cache[res.group] = lister.group_versions(res.group)
+        except ListForbidden as exc:
+            raise ForbiddenError(
+                f"forbidden to read the discovery document of API group {res.group} "
+                f"(GET /apis/{res.group}); every authenticated user may read it through the "
+                "default system:discovery ClusterRole, which this cluster seems to lack"
+            ) from exc
     served = cache[res.group]
     if served is None:
         what = "CRD not installed" if res.optional else "API group not served"
