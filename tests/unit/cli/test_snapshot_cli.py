@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,3 +75,10 @@ def test_located_errors_reach_the_user(tmp_path: Path, capsys: pytest.CaptureFix
     )
     assert run(["snapshot", "show", str(bad)]) == 2
     assert "not a snapshot (v1/Node)" in capsys.readouterr().err
+
+
+def test_the_client_library_is_not_loaded_by_other_commands() -> None:
+    # docs/dependencies.md: only `snapshot save --kubeconfig` pays for importing the client.
+    code = "import sys, gpuplane.cli.main; sys.exit('kubernetes' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], check=False, timeout=120)
+    assert done.returncode == 0
