@@ -22,6 +22,7 @@ from gpuplane.cli.kubelet import kubelet_app
 from gpuplane.cli.mig import mig_app
 from gpuplane.cli.serving import serving_app
 from gpuplane.cli.simulate import simulate_command
+from gpuplane.cli.snapshot import snapshot_app
 from gpuplane.cli.topo import topo_app
 from gpuplane.core.errors import GpuplaneError
 
@@ -42,6 +43,7 @@ app.add_typer(dra_app, name="dra")
 app.add_typer(serving_app, name="serving")
 app.add_typer(autoscale_app, name="autoscale")
 app.add_typer(bench_app, name="bench")
+app.add_typer(snapshot_app, name="snapshot")
 app.command("demo")(demo_command)
 app.command("simulate")(simulate_command)
 

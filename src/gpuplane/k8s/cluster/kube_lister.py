@@ -1,0 +1,141 @@
+"""``ApiLister`` on the official ``kubernetes`` Python client (see docs/dependencies.md).
+
+The client loads the kubeconfig (contexts, certificates, tokens, exec plugins) and sends the
+requests; the generic ``call_api`` is used rather than the generated per-kind methods so that
+every object stays the raw JSON the server sent (the generated models drop fields they do not
+know, such as a newer server's) and CRDs, discovery and core kinds go one way. Paging is done
+here with ``limit``/``continue`` so that no list is ever fetched whole.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import urllib3
+from kubernetes import config as kube_config
+from kubernetes.client import ApiClient
+from kubernetes.client.exceptions import ApiException
+from kubernetes.config.config_exception import ConfigException
+
+from gpuplane.core.errors import InputError, Location, UnavailableError
+from gpuplane.k8s.cluster.api_lister import ListForbidden, ListNotFound, RawObject
+
+REQUEST_TIMEOUT_S = 30.0
+
+
+class KubernetesApiLister:
+    """Lists through one ``kubernetes.client.ApiClient`` built from a kubeconfig."""
+
+    def __init__(self, client: ApiClient, server: str) -> None:
+        self._client = client
+        self.server = server
+
+    @classmethod
+    def from_kubeconfig(cls, path: Path, context: str | None) -> KubernetesApiLister:
+        if not path.is_file():
+            raise InputError("no such kubeconfig file", location=Location(source=str(path)))
+        try:
+            # The loader is one of the client's few unannotated functions.
+            client = kube_config.new_client_from_config(  # type: ignore[no-untyped-call]
+                config_file=str(path), context=context, persist_config=False
+            )
+        except (ConfigException, ValueError, KeyError, OSError) as exc:
+            where = Location(source=str(path), field=f"contexts[{context}]" if context else None)
+            raise InputError(f"cannot use this kubeconfig: {exc}", location=where) from exc
+        client.configuration.retries = 1
+        return cls(client, str(client.configuration.host))
+
+    def close(self) -> None:
+        self._client.close()  # type: ignore[no-untyped-call]
+
+    def _get(self, path: str, query: list[tuple[str, str]]) -> tuple[int, Any]:
+        method, url, headers, body, post = self._client.param_serialize(
+            "GET",
+            path,
+            query_params=query,
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+        )
+        try:
+            resp = self._client.call_api(
+                method,
+                url,
+                header_params=headers,
+                body=body,
+                post_params=post,
+                _request_timeout=REQUEST_TIMEOUT_S,
+            )
+            raw = resp.read()  # type: ignore[no-untyped-call]
+        except (urllib3.exceptions.HTTPError, ApiException, OSError) as exc:
+            raise UnavailableError(
+                f"cannot reach the API server at {self.server}: {_reason(exc)}"
+            ) from exc
+        return resp.status, _decode(raw)
+
+    def server_version(self) -> str | None:
+        status, data = self._get("/version", [])
+        if status != 200 or not isinstance(data, dict):
+            return None
+        version = data.get("gitVersion")
+        return version if isinstance(version, str) else None
+
+    def group_versions(self, group: str) -> tuple[str, ...] | None:
+        status, data = self._get(f"/apis/{group}", [])
+        if status == 404:
+            return None
+        self._check(status, f"/apis/{group}", data)
+        versions = data.get("versions") if isinstance(data, dict) else None
+        if not isinstance(versions, list):
+            return ()
+        return tuple(str(v["version"]) for v in versions if isinstance(v, dict) and "version" in v)
+
+    def list(self, path: str, *, limit: int) -> Iterator[RawObject]:
+        token = ""
+        while True:
+            query = [("limit", str(limit))] + ([("continue", token)] if token else [])
+            status, data = self._get(path, query)
+            self._check(status, path, data)
+            if not isinstance(data, dict):
+                raise UnavailableError(f"{self.server}{path} did not answer with a JSON list")
+            for item in data.get("items") or []:
+                if isinstance(item, dict):
+                    yield item
+            meta = data.get("metadata")
+            token = str(meta.get("continue") or "") if isinstance(meta, dict) else ""
+            if not token:
+                return
+
+    def _check(self, status: int, path: str, data: Any) -> None:
+        if status == 403:
+            raise ListForbidden(path, _message(data))
+        if status == 404:
+            raise ListNotFound(path)
+        if status >= 300:
+            raise UnavailableError(
+                f"the API server at {self.server} answered {status} for {path}: {_message(data)}"
+            )
+
+
+def _decode(raw: bytes | None) -> Any:
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")
+
+
+def _message(data: Any) -> str:
+    """The ``message`` of a ``Status`` body, or the body itself."""
+    if isinstance(data, dict):
+        return str(data.get("message") or "")
+    return str(data or "").strip()[:200]
+
+
+def _reason(exc: BaseException) -> str:
+    reason = getattr(exc, "reason", None)
+    text = str(reason) if reason is not None else str(exc)
+    return text.splitlines()[0] if text else type(exc).__name__

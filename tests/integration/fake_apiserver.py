@@ -1,0 +1,159 @@
+"""A loopback stand-in for kube-apiserver's read side, for the snapshot tests.
+
+It answers ``/version``, group discovery (``/apis/GROUP``) and cluster-wide list paths with
+API-shaped JSON built only from the objects a test hands it: ``limit``/``continue`` paging
+(opaque tokens, ``remainingItemCount``), ``Status`` bodies for 403 and 404 as the real server
+words them, and 405 for anything but GET, recorded so a test can assert nothing was written.
+It runs on 127.0.0.1, an OS-chosen port, in a thread that stops when the context ends.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+Obj = dict[str, Any]
+
+
+@dataclass
+class Served:
+    """What the fake server holds and what it saw."""
+
+    lists: dict[str, list[Obj]]  # list path -> objects, e.g. "/api/v1/nodes"
+    groups: dict[str, list[str]]  # API group -> versions served, preferred first
+    forbidden: set[str] = field(default_factory=set)  # paths answering 403
+    git_version: str = "v1.31.2"
+    max_page: int = 10_000  # the server's own cap on a page, below any client limit
+    requests: list[tuple[str, str, dict[str, list[str]], str]] = field(default_factory=list)
+
+
+def _status(code: int, reason: str, message: str) -> Obj:
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+
+
+def _forbidden(path: str) -> Obj:
+    parts = path.strip("/").split("/")
+    group = "" if parts[0] == "api" else parts[1]
+    resource = parts[-1]
+    return _status(
+        403,
+        "Forbidden",
+        f'{resource} is forbidden: User "system:serviceaccount:default:reader" cannot list '
+        f'resource "{resource}" in API group "{group}" at the cluster scope',
+    )
+
+
+def _page(served: Served, path: str, query: dict[str, list[str]]) -> Obj:
+    items = served.lists[path]
+    start = int(base64.b64decode(query["continue"][0]).decode()) if "continue" in query else 0
+    limit = int(query.get("limit", ["0"])[0]) or len(items)
+    end = min(start + min(limit, served.max_page), len(items))
+    meta: Obj = {"resourceVersion": "4242"}
+    if end < len(items):
+        meta["continue"] = base64.b64encode(str(end).encode()).decode()
+        meta["remainingItemCount"] = len(items) - end
+    kind = (items[0]["kind"] if items else "Object") + "List"
+    api_version = items[0]["apiVersion"] if items else "v1"
+    return {"kind": kind, "apiVersion": api_version, "metadata": meta, "items": items[start:end]}
+
+
+def _answer(served: Served, path: str, query: dict[str, list[str]]) -> tuple[int, Obj]:
+    if path == "/version":
+        return 200, {"major": "1", "minor": "31", "gitVersion": served.git_version}
+    if path in served.forbidden:
+        return 403, _forbidden(path)
+    parts = path.strip("/").split("/")
+    if len(parts) == 2 and parts[0] == "apis":
+        versions = served.groups.get(parts[1])
+        if versions is None:
+            return 404, _status(404, "NotFound", "the server could not find the requested resource")
+        listed = [{"groupVersion": f"{parts[1]}/{v}", "version": v} for v in versions]
+        return 200, {
+            "kind": "APIGroup",
+            "apiVersion": "v1",
+            "name": parts[1],
+            "versions": listed,
+            "preferredVersion": listed[0],
+        }
+    if path in served.lists:
+        return 200, _page(served, path, query)
+    return 404, _status(404, "NotFound", "the server could not find the requested resource")
+
+
+def _handler(served: Served) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def _reply(self, code: int, body: Obj) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _record(self) -> tuple[str, dict[str, list[str]]]:
+            url = urlsplit(self.path)
+            query = parse_qs(url.query)
+            auth = self.headers.get("Authorization", "")
+            served.requests.append((self.command, url.path, query, auth))
+            return url.path, query
+
+        def do_GET(self) -> None:
+            path, query = self._record()
+            self._reply(*_answer(served, path, query))
+
+        def _refuse(self) -> None:
+            self._record()
+            self._reply(405, _status(405, "MethodNotAllowed", "the fake server only reads"))
+
+        do_POST = do_PUT = do_PATCH = do_DELETE = _refuse
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet: pytest runs with -W error and a clean output."""
+
+    return Handler
+
+
+@contextmanager
+def running(served: Served) -> Iterator[str]:
+    """Serve ``served`` on 127.0.0.1 and yield its ``http://127.0.0.1:PORT`` URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(served))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def kubeconfig_text(contexts: dict[str, str], current: str, token: str = "test-token") -> str:
+    """A kubeconfig with one cluster per context (name -> server URL), a bearer token user."""
+    clusters = [{"name": n, "cluster": {"server": url}} for n, url in contexts.items()]
+    ctxs = [{"name": n, "context": {"cluster": n, "user": "reader"}} for n in contexts]
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": clusters,
+            "users": [{"name": "reader", "user": {"token": token}}],
+            "contexts": ctxs,
+            "current-context": current,
+        }
+    )
