@@ -27,7 +27,6 @@ NOT_MODELLED: dict[str, str] = {
     "AzureDiskLimits": "the twin models no volumes",
     "PodTopologySpread": "topology spread constraints are not modelled",
     "InterPodAffinity": "pod (anti-)affinity is not modelled",
-    "NodeResourcesBalancedAllocation": "not modelled yet; NodeResourcesFit scores allocation",
 }
 
 

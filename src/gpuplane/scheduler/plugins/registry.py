@@ -12,6 +12,10 @@ from pydantic import BaseModel
 
 from gpuplane.scheduler.framework.interfaces import Plugin
 from gpuplane.scheduler.framework.registry import Registry
+from gpuplane.scheduler.plugins.balanced_allocation import (
+    NodeResourcesBalancedAllocation,
+    NodeResourcesBalancedAllocationArgs,
+)
 from gpuplane.scheduler.plugins.coscheduling import Coscheduling, CoschedulingArgs
 from gpuplane.scheduler.plugins.default_binder import DefaultBinder
 from gpuplane.scheduler.plugins.default_preemption import DefaultPreemption, DefaultPreemptionArgs
@@ -40,6 +44,7 @@ IN_TREE: tuple[tuple[type[Plugin], type[BaseModel] | None], ...] = (
     (NodeResourcesFit, NodeResourcesFitArgs),
     (DynamicResources, None),
     (DefaultPreemption, DefaultPreemptionArgs),
+    (NodeResourcesBalancedAllocation, NodeResourcesBalancedAllocationArgs),
     (ImageLocality, None),
     (DefaultBinder, None),
     *((cls, None) for cls in NO_OP_PLUGINS),

@@ -41,6 +41,7 @@ def test_default_profile_is_kube_v1_31_defaults() -> None:
         ("NodeAffinity", 2),
         ("NodeResourcesFit", 1),
         ("DynamicResources", 1),
+        ("NodeResourcesBalancedAllocation", 1),
         ("ImageLocality", 1),
     ]
     assert [n for n, _ in p["postFilter"]] == ["DefaultPreemption"]
@@ -92,6 +93,7 @@ def test_user_sets_merge_like_kube_scheduler() -> None:
         ("NodeAffinity", 2),
         ("NodeResourcesFit", 5),
         ("DynamicResources", 1),
+        ("NodeResourcesBalancedAllocation", 1),
         ("ImageLocality", 1),
     ]
     assert [n for n, _ in p["permit"]] == ["Coscheduling"]
