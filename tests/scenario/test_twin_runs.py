@@ -9,7 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplane.api.pod_phase import PodPhase
+from gpuplane.scheduler.framework.config import gpuplane_profile
 from gpuplane.twin.kubelet.simulator import KubeletSim
+from gpuplane.twin.scenario.settings import TwinSettings
 from gpuplane.twin.scenario.spec import (
     ArriveAt,
     ArrivePoisson,
@@ -146,7 +148,9 @@ def test_gang_waits_until_it_fits() -> None:
         Workload("blocker", blocker, ArriveAt(0), FixedDuration(600)),
         Workload("gang", job, ArriveAt(1), FixedDuration(600)),
     ]
-    sim = build_recorded([make_pool(count=3)], wls, seed=2, check_invariants=True)
+    # Gangs need Coscheduling: gpuplane's profile, not kube's default.
+    gangs = TwinSettings(scheduler_profiles=(gpuplane_profile("default-scheduler"),))
+    sim = build_recorded([make_pool(count=3)], wls, seed=2, settings=gangs, check_invariants=True)
     sim.run(2 * HOUR)
     gang = [p for p in sim.cluster.store.pods.values() if p.pod_group == "g"]
     assert len({p.scheduled_s for p in gang}) == 1  # all at once

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from gpuplane.api.pod_phase import PodPhase
 from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.scheduler.framework.config import gpuplane_profile
 from gpuplane.twin.build import build_simulation, simulation_from_spec
+from gpuplane.twin.scenario.settings import TwinSettings
 from gpuplane.twin.scenario.spec import (
     ArriveAt,
     ContainerSpec,
@@ -24,6 +26,8 @@ from gpuplane.twin.simulation import Simulation
 from tests.factories import make_pool, make_template
 
 GANG = {"scheduling.x-k8s.io/pod-group": "g"}
+# Gangs need Coscheduling: gpuplane's profile, not kube's default.
+GANGS = TwinSettings(scheduler_profiles=(gpuplane_profile("default-scheduler"),))
 
 
 def events(sim: Simulation, reason: str) -> list[str]:
@@ -78,6 +82,7 @@ def test_gang_waits_at_permit_then_times_out_without_a_partial_start() -> None:
             Workload("gang", gang, ArriveAt(1.0), FixedDuration(600)),
         ],
         seed=3,
+        settings=GANGS,
         check_invariants=True,
     )
     sim.run(2000.0)

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
 from gpuplane.api.taints import Taint, Toleration
 from gpuplane.core.validation import first_error
-from gpuplane.scheduler.framework.config import REGISTRY_CONTEXT, ProfileConfig
+from gpuplane.scheduler.framework.config import REGISTRY_CONTEXT, ProfileConfig, gpuplane_profile
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot, make_snapshot
 from gpuplane.scheduler.framework.types import (
@@ -161,6 +161,11 @@ def matrix_with(bound_pods: Sequence[BoundPod], n: int, num_gpus: int = 8) -> np
         if p.gpu_share is not None:
             m[i, p.gpu_share.gpu] -= p.gpu_share.milli
     return m
+
+
+# gpuplane's profile (GPUSharing and Coscheduling added) under the default scheduler name, for
+# tests of fractional GPUs and gangs.
+GPUPLANE = gpuplane_profile("default-scheduler")
 
 
 def make_scheduler(profiles: Sequence[ProfileConfig] = (), *, reference: bool = False) -> Scheduler:

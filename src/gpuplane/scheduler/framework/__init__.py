@@ -11,7 +11,7 @@ events to the queue. The framework imports no plugin: the caller passes a plugin
 (``gpuplane.scheduler.plugins.registry``). See ``docs/scheduler.md``.
 """
 
-from gpuplane.scheduler.framework.config import ProfileConfig
+from gpuplane.scheduler.framework.config import ProfileConfig, gpuplane_profile
 from gpuplane.scheduler.framework.decision import (
     Binding,
     Preemption,
@@ -31,5 +31,6 @@ __all__ = [
     "SchedulingDecision",
     "SchedulingQueue",
     "Unschedulable",
+    "gpuplane_profile",
     "make_snapshot",
 ]

@@ -109,7 +109,8 @@ class Plugins(_Model):
                         f"it extends {has}"
                     )
         for i, ref in enumerate(self.multiPoint.enabled):
-            if not registry.get(ref.name).extension_points:
+            spec = registry.get(ref.name)
+            if not spec.extension_points and spec.no_op is None:
                 raise ValueError(f"multiPoint.enabled[{i}]: plugin {ref.name} extends nothing")
         return self
 
@@ -182,3 +183,32 @@ def check_profiles(profiles: Sequence[ProfileConfig], registry: Registry) -> Non
     }
     if len(sorts) > 1:
         raise ValueError("different queue sort plugins for profiles; all must use the same one")
+
+
+# The scheduler name the gpuplane profile gets unless told otherwise.
+GPUPLANE_SCHEDULER_NAME = "gpuplane-scheduler"
+
+
+def gpuplane_profile(
+    scheduler_name: str = GPUPLANE_SCHEDULER_NAME, *, registry: Registry | None = None
+) -> ProfileConfig:
+    """gpuplane's profile: kube's default plugins plus GPUSharing (fractional GPUs on a concrete
+    device) and Coscheduling (PodGroup gangs; its QueueSort replaces PrioritySort), written as an
+    ordinary KubeSchedulerConfiguration profile (``plugins.multiPoint``), so it dumps to YAML a
+    scenario or a kube-scheduler config can hold. Checked against ``registry`` when given."""
+    from gpuplane.scheduler.framework.plugin_sets import (
+        GPUPLANE_MULTIPOINT_DISABLED,
+        GPUPLANE_MULTIPOINT_ENABLED,
+    )
+
+    data = {
+        "schedulerName": scheduler_name,
+        "plugins": {
+            "multiPoint": {
+                "enabled": [{"name": n} for n in GPUPLANE_MULTIPOINT_ENABLED],
+                "disabled": [{"name": n} for n in GPUPLANE_MULTIPOINT_DISABLED],
+            }
+        },
+    }
+    context = {REGISTRY_CONTEXT: registry} if registry is not None else None
+    return ProfileConfig.model_validate(data, context=context)

@@ -49,6 +49,7 @@ from gpuplane.scheduler.framework.interfaces import (
     ReservePlugin,
     ScorePlugin,
     chosen_placement,
+    pre_filter_nodes,
 )
 from gpuplane.scheduler.framework.plugin_sets import ResolvedProfile
 from gpuplane.scheduler.framework.registry import Registry
@@ -201,7 +202,8 @@ class Framework:
         mask, diagnosis = filter_all(self.filters, cs, pod, st)
         if diagnosis is not None:
             return diagnosis
-        return first_feasible(st, np.flatnonzero(mask), self.num_to_find(st))
+        k = self.num_to_find(st)
+        return first_feasible(st, np.flatnonzero(mask), k, pre_filter_nodes(cs))
 
     def select_host(self, cs: CycleState, pod: PodInfo, st: ClusterState, nodes: IntArray) -> int:
         """The feasible node with the highest weighted score. kube-scheduler picks among equal

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from gpuplane.scheduler.framework.explain import Diagnosis, ReasonGroup
-from gpuplane.scheduler.framework.interfaces import FilterPlugin
+from gpuplane.scheduler.framework.interfaces import FilterPlugin, pre_filter_nodes
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.types import BoolArray, IntArray, PodInfo
 
@@ -55,9 +55,20 @@ def filter_pass(
     return mask, masks
 
 
+def candidates(cs: CycleState, st: ClusterState) -> BoolArray:
+    """The nodes PreFilter left to filter (all, unless a PreFilter plugin named some)."""
+    named = pre_filter_nodes(cs)
+    mask = np.ones(st.num_nodes, dtype=bool)
+    if named is not None:
+        mask[:] = False
+        mask[named] = True
+    return mask
+
+
 def diagnose(cs: CycleState, pod: PodInfo, st: ClusterState, masks: Masks) -> Diagnosis:
-    """Each rejected node under the first plugin that rejected it, with that plugin's reasons."""
-    remaining = np.ones(st.num_nodes, dtype=bool)
+    """Each rejected node under the first plugin that rejected it, with that plugin's reasons;
+    nodes PreFilter left out have no status (absent from the reasons)."""
+    remaining = candidates(cs, st)
     groups: list[ReasonGroup] = []
     plugins: set[str] = set()
     for plugin, m in masks:
@@ -93,6 +104,8 @@ def filter_all(
     """
     nominated = st.nominated_for(pod) if st.nominated else {}
     plain, masks = filter_pass(filters, cs, pod, st)
+    if pre_filter_nodes(cs) is not None:
+        plain = plain & candidates(cs, st)
     if not nominated:
         return plain, None if plain.any() else diagnose(cs, pod, st, masks)
     charge_nominated(st, nominated, 1)
@@ -104,12 +117,20 @@ def filter_all(
         charge_nominated(st, nominated, -1)
 
 
-def first_feasible(st: ClusterState, feasible: IntArray, k: int) -> IntArray:
+def first_feasible(
+    st: ClusterState, feasible: IntArray, k: int, named: IntArray | None = None
+) -> IntArray:
     """The first ``k`` feasible nodes from the round-robin start, and the start moved on.
 
     kube-scheduler checks nodes from nextStartNodeIndex and cancels the search when the
     (k+1)-th feasible node turns up; the next search starts after the nodes it processed.
+    With the nodes PreFilter ``named``, kube searches only them (in a set's order) and moves the
+    start by the nodes processed modulo their number; here they are taken in index order.
     """
+    if named is not None:
+        processed = named.size if feasible.size <= k else k + (named.size - feasible.size)
+        st.next_start = (st.next_start + processed) % named.size if named.size else 0
+        return feasible[:k]
     n = st.num_nodes
     start = st.next_start
     pos = int(np.searchsorted(feasible, start))

@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
+import numpy as np
+
 from gpuplane.scheduler.framework.explain import Diagnosis, ReasonGroup
 from gpuplane.scheduler.framework.state import ClusterState, CycleState, Placement
 from gpuplane.scheduler.framework.status import Status
@@ -182,6 +184,17 @@ class BindPlugin(Plugin, Protocol):
     def bind(self, cs: CycleState, pod: PodInfo, node: str) -> Status:
         """SUCCESS (bound), SKIP (let the next Bind plugin do it) or a rejection."""
         ...
+
+
+# A PreFilter plugin that narrows the candidate nodes (kube's PreFilterResult.NodeNames) leaves
+# their indices here (an int64 array, sorted); only they are filtered, and the others get no
+# status, so they stay out of the FitError's histogram (still counted in its "0/N").
+PRE_FILTER_NODES_KEY = "gpuplane/pre-filter-nodes"
+
+
+def pre_filter_nodes(cs: CycleState) -> IntArray | None:
+    value = cs.data.get(PRE_FILTER_NODES_KEY)
+    return value if isinstance(value, np.ndarray) else None
 
 
 # The Reserve plugin that picked a pod's devices leaves them here for the framework to assume.

@@ -95,3 +95,32 @@ def preferred_score(
     terms: list[tuple[int, object]], labels: Mapping[str, str], node_name: str
 ) -> int:
     return sum(w for w, term in terms if term_matches(term, labels, node_name))
+
+
+def required_node_names(affinity: Mapping[str, object] | None) -> set[str] | None:
+    """The node names a required node affinity confines the pod to, when every term names some
+    (nodeaffinity PreFilter: a term's ``metadata.name In`` requirements intersected, the terms
+    united); None when any term names none, so every node stays a candidate. An empty set: the
+    terms conflict."""
+    required = node_affinity(affinity).get("requiredDuringSchedulingIgnoredDuringExecution")
+    if not isinstance(required, Mapping):
+        return None
+    terms = required.get("nodeSelectorTerms") or []
+    if not isinstance(terms, list) or not terms:
+        return None
+    names: set[str] = set()
+    for term in terms:
+        fields = term.get("matchFields") if isinstance(term, Mapping) else None
+        term_names: set[str] | None = None
+        for f in fields if isinstance(fields, list) else []:
+            if (
+                isinstance(f, Mapping)
+                and f.get("key") == "metadata.name"
+                and f.get("operator") == "In"
+            ):
+                values = set(_values(f))
+                term_names = values if term_names is None else term_names & values
+        if term_names is None:
+            return None
+        names |= term_names
+    return names

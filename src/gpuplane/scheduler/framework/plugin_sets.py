@@ -1,12 +1,16 @@
 """From a profile's config to the ordered plugins of every extension point, the way kube-scheduler
 does it:
 
-- defaults: kube-scheduler's default multiPoint plugins that gpuplane models
-  (apis/config/v1/default_plugins.go: PrioritySort, NodeUnschedulable, TaintToleration weight 3,
-  NodeAffinity weight 2, NodeResourcesFit weight 1, DefaultPreemption, DefaultBinder), merged
-  with gpuplane's additions as scheduler-plugins' Coscheduling recipe writes them (multiPoint
-  enables GPUSharing and Coscheduling and disables PrioritySort, whose place Coscheduling's
-  QueueSort takes);
+- defaults: kube-scheduler v1.31's default multiPoint plugins, in its order and with its weights
+  (pkg/scheduler/apis/config/v1/default_plugins.go ``getDefaultPlugins``), and DynamicResources
+  before DefaultPreemption where upstream's ``applyFeatureGates`` puts it when the
+  DynamicResourceAllocation gate is on (the switch: ``DRA_IN_DEFAULT_PROFILE``, below). A default
+  the registry does not hold because gpuplane does not model it yet (``NOT_MODELLED``) is left
+  out, and docs/scheduler.md lists which;
+- gpuplane's own plugins are in no default: the gpuplane profile (``GPUPLANE_MULTIPOINT``, and
+  ``config.gpuplane_profile``) adds GPUSharing and Coscheduling the way scheduler-plugins'
+  Coscheduling recipe writes it (multiPoint enables both and disables PrioritySort, whose place
+  Coscheduling's QueueSort takes);
 - the user's sets merge into those (default_plugins.go mergePluginSet): ``disabled`` removes a
   default (``*``: all), an ``enabled`` plugin already a default replaces it in place, others are
   appended;
@@ -24,27 +28,46 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from gpuplane.scheduler.framework.interfaces import BIND, EXTENSION_POINTS, QUEUE_SORT
-from gpuplane.scheduler.framework.registry import Registry
+from gpuplane.scheduler.framework.registry import NOT_MODELLED, Registry
 
 if TYPE_CHECKING:
     from gpuplane.scheduler.framework.config import ProfileConfig
 
-# (name, weight) in kube-scheduler's default order, keeping the plugins gpuplane models.
+# The Kubernetes release whose kube-scheduler defaults gpuplane's default profile follows.
+KUBERNETES_VERSION = "v1.31"
+
+# (name, weight): kube-scheduler v1.31's default multiPoint list, in its order.
 KUBE_DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = (
+    ("SchedulingGates", None),
     ("PrioritySort", None),
     ("NodeUnschedulable", None),
+    ("NodeName", None),
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
+    ("NodePorts", None),
     ("NodeResourcesFit", 1),
-    ("DynamicResources", None),
+    ("VolumeRestrictions", None),
+    ("NodeVolumeLimits", None),
+    ("VolumeBinding", None),
+    ("VolumeZone", None),
+    ("PodTopologySpread", 2),
+    ("InterPodAffinity", 2),
     ("DefaultPreemption", None),
+    ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
     ("DefaultBinder", None),
 )
-GPUPLANE_ENABLED: tuple[tuple[str, int | None], ...] = (
-    ("GPUSharing", None),
-    ("Coscheduling", None),
-)
-GPUPLANE_DISABLED: tuple[str, ...] = ("PrioritySort",)
+# v1.31 adds DynamicResources (before DefaultPreemption) only with the DynamicResourceAllocation
+# feature gate, alpha and off by default in v1.31. gpuplane models DRA and keeps it on: for a pod
+# without resource claims the plugin skips at PreFilter and never scores, so decisions for such
+# pods are the v1.31 default's; a profile matching a v1.31 cluster with the gate off disables it
+# (``multiPoint: {disabled: [{name: DynamicResources}]}``). Documented in docs/scheduler.md.
+DRA_IN_DEFAULT_PROFILE = True
+DRA_PLUGIN = "DynamicResources"
+
+# The gpuplane profile's additions (scheduler-plugins' Coscheduling recipe, plus GPUSharing).
+GPUPLANE_MULTIPOINT_ENABLED: tuple[str, ...] = ("GPUSharing", "Coscheduling")
+GPUPLANE_MULTIPOINT_DISABLED: tuple[str, ...] = ("PrioritySort",)
 
 _Set = tuple[list[tuple[str, int | None]], list[str]]
 
@@ -91,10 +114,17 @@ def merge_plugin_set(
     return out
 
 
-def default_multipoint() -> list[tuple[str, int | None]]:
-    return merge_plugin_set(
-        list(KUBE_DEFAULT_PLUGINS), list(GPUPLANE_ENABLED), list(GPUPLANE_DISABLED)
-    )
+def default_multipoint(registry: Registry) -> list[tuple[str, int | None]]:
+    """kube's default multiPoint list (with DynamicResources per ``DRA_IN_DEFAULT_PROFILE``),
+    less the defaults gpuplane does not model yet and the registry therefore lacks."""
+    out: list[tuple[str, int | None]] = []
+    for name, weight in KUBE_DEFAULT_PLUGINS:
+        if name == "DefaultPreemption" and DRA_IN_DEFAULT_PROFILE:
+            out.append((DRA_PLUGIN, None))
+        if name in NOT_MODELLED and name not in registry:
+            continue
+        out.append((name, weight))
+    return out
 
 
 def _expand(
@@ -131,7 +161,7 @@ def resolve_profile(cfg: ProfileConfig, registry: Registry) -> ResolvedProfile:
     plugins = cfg.plugins
     mp = plugins.multiPoint
     multi = merge_plugin_set(
-        default_multipoint(),
+        default_multipoint(registry),
         [(p.name, p.weight) for p in mp.enabled],
         [p.name for p in mp.disabled],
     )

@@ -13,6 +13,7 @@ import numpy as np
 
 from gpuplane.scheduler.framework.cycle import Framework
 from gpuplane.scheduler.framework.explain import Diagnosis, ReasonGroup
+from gpuplane.scheduler.framework.interfaces import pre_filter_nodes
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.status import Code, Status
 from gpuplane.scheduler.framework.types import IntArray, PodInfo
@@ -34,6 +35,9 @@ def diagnosis_from_statuses(st: ClusterState, statuses: dict[int, Status]) -> Di
 
 class ReferenceFramework(Framework):
     def filter_nodes(self, cs: CycleState, pod: PodInfo, st: ClusterState) -> IntArray | Diagnosis:
+        named = pre_filter_nodes(cs)
+        if named is not None:
+            return self._filter_named(cs, pod, st, named)
         n, k, start = st.num_nodes, self.num_to_find(st), st.next_start
         feasible: list[int] = []
         statuses: dict[int, Status] = {}
@@ -52,6 +56,25 @@ class ReferenceFramework(Framework):
         if not feasible:
             return diagnosis_from_statuses(st, statuses)
         return np.array(feasible, dtype=np.int64)
+
+    def _filter_named(
+        self, cs: CycleState, pod: PodInfo, st: ClusterState, named: IntArray
+    ) -> IntArray | Diagnosis:
+        """Only the nodes PreFilter named, in index order; the others get no status."""
+        k = self.num_to_find(st)
+        feasible: list[int] = []
+        statuses: dict[int, Status] = {}
+        for i in (int(x) for x in named):
+            status = self.run_filters_with_nominated(cs, pod, st, i)
+            if not status.ok:
+                statuses[i] = status
+            else:
+                feasible.append(i)
+        processed = named.size if len(feasible) <= k else k + len(statuses)
+        st.next_start = (st.next_start + processed) % named.size if named.size else 0
+        if not feasible:
+            return diagnosis_from_statuses(st, statuses)
+        return np.array(feasible[:k], dtype=np.int64)
 
     def prioritize(
         self, cs: CycleState, pod: PodInfo, st: ClusterState, nodes: IntArray

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuplane.api.resources import NVIDIA_GPU, PODS
+from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
+from gpuplane.scheduler.framework.nonzero import nonzero_extra
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.types import (
     GPU_MILLI,
@@ -99,6 +100,11 @@ class ClusterState:
         self._index: dict[str, int] | None = None
         self._pods_on: list[list[BoundPod]] | None = None
         self._lowest_priority: IntArray | None = None
+        # Scoring's non-zero defaults (framework/nonzero.py) of the pods on each node, rows cpu
+        # and memory: those bound at snapshot time (summed when first read) plus the changes
+        # since (assumed pods, preemption's dry-run removals).
+        self._nonzero_bound: IntArray | None = None
+        self._nonzero_delta = np.zeros((2, self.num_nodes), dtype=np.int64)
 
     # ----- lookups -----
     def index_of(self, node: str) -> int:
@@ -147,6 +153,10 @@ class ClusterState:
                 if k is not None:
                     self.free[k, i] -= sign * amount
         self.free[self._pods_row, i] -= sign
+        extra_cpu, extra_mem = nonzero_extra(requests)
+        if extra_cpu or extra_mem:
+            self._nonzero_delta[0, i] += sign * extra_cpu
+            self._nonzero_delta[1, i] += sign * extra_mem
         whole = milli = 0  # change of the node's free whole GPUs and free milli
         if place.gpu_ids:
             self.gpu[i, list(place.gpu_ids)] = 0 if sign > 0 else MILLI_PER_GPU
@@ -168,6 +178,26 @@ class ClusterState:
         """What the pods on ``nodes`` (bound and assumed) request of resource ``row``."""
         used: IntArray = self.alloc[row, nodes] - self.free[row, nodes]
         return used
+
+    def nonzero_requested(self, row: int, nodes: IntArray) -> IntArray:
+        """``requested`` as kube's resource scoring reads it (NodeInfo.NonZeroRequested): cpu
+        and memory include the non-zero defaults of the pods that request none."""
+        used = self.requested(row, nodes)
+        name = self.snap.resources[row]
+        if name not in (CPU, MEMORY):
+            return used
+        if self._nonzero_bound is None:
+            bound = np.zeros((2, self.num_nodes), dtype=np.int64)
+            for pod in self.snap.bound_pods.values():
+                extra_cpu, extra_mem = nonzero_extra(pod.requests)
+                if extra_cpu or extra_mem:
+                    i = self.index_of(pod.node)
+                    bound[0, i] += extra_cpu
+                    bound[1, i] += extra_mem
+            self._nonzero_bound = bound
+        k = 0 if name == CPU else 1
+        out: IntArray = used + self._nonzero_bound[k, nodes] + self._nonzero_delta[k, nodes]
+        return out
 
     def charge_rows(self, i: int, requests: Mapping[str, int], sign: int) -> None:
         """Requests only, devices unknown (a nominated pod, as NodeInfo.AddPod counts it)."""

@@ -4,6 +4,10 @@ Filter: ``spec.nodeSelector`` and the required node affinity must both match the
 (GPU Feature Discovery's ``nvidia.com/gpu.product``, ``nvidia.com/gpu.memory`` and so on are
 ordinary labels here), else ``node(s) didn't match Pod's node affinity/selector``
 (UnschedulableAndUnresolvable).
+PreFilter: when every required term names nodes (``matchFields`` ``metadata.name In``, as the
+DaemonSet controller writes it), only those nodes are candidates (PreFilterResult.NodeNames): the
+framework filters no other node and leaves the others out of the FitError's reasons; terms whose
+names do not intersect are rejected at once (``pod affinity terms conflict``).
 Score: the sum of the weights of the preferred terms the node matches; NormalizeScore scales by
 the best node. PreScore skips the plugin for pods without preferred terms.
 """
@@ -16,11 +20,19 @@ import numpy as np
 from pydantic import BaseModel
 
 from gpuplane.scheduler.framework.explain import ReasonGroup
-from gpuplane.scheduler.framework.interfaces import FILTER, PRE_SCORE, SCORE, Handle
+from gpuplane.scheduler.framework.interfaces import (
+    FILTER,
+    PRE_FILTER,
+    PRE_FILTER_NODES_KEY,
+    PRE_SCORE,
+    SCORE,
+    Handle,
+)
 from gpuplane.scheduler.framework.matching import (
     preferred_score,
     preferred_terms,
     required_matches,
+    required_node_names,
     selector_matches,
 )
 from gpuplane.scheduler.framework.normalize import default_normalize, default_normalize_reference
@@ -30,6 +42,7 @@ from gpuplane.scheduler.framework.status import SUCCESS, Code, Status, skip, unr
 from gpuplane.scheduler.framework.types import BoolArray, IntArray, PodInfo
 
 REASON = "node(s) didn't match Pod's node affinity/selector"
+CONFLICT = "pod affinity terms conflict"
 
 
 def _matches(pod: PodInfo, st: ClusterState, i: int) -> bool:
@@ -41,13 +54,25 @@ def _matches(pod: PodInfo, st: ClusterState, i: int) -> bool:
 
 class NodeAffinity:
     name: ClassVar[str] = "NodeAffinity"
-    extension_points: ClassVar[frozenset[str]] = frozenset({FILTER, PRE_SCORE, SCORE})
+    extension_points: ClassVar[frozenset[str]] = frozenset({PRE_FILTER, FILTER, PRE_SCORE, SCORE})
     unsupported: ClassVar[tuple[str, ...]] = ("NodeAffinityArgs.addedAffinity",)
     static_filter: ClassVar[bool] = True
 
     def __init__(self, args: BaseModel | None, handle: Handle) -> None:
         self._filter_cache: StaticCache[BoolArray] = StaticCache()
         self._score_cache: StaticCache[IntArray] = StaticCache()
+
+    def pre_filter(self, cs: CycleState, pod: PodInfo, st: ClusterState) -> Status:
+        names = required_node_names(pod.affinity)
+        if names is None:
+            return SUCCESS
+        if not names:
+            return unresolvable(CONFLICT)
+        # Names of nodes the snapshot does not hold are dropped, as findNodesThatFitPod does.
+        known = set(st.snap.node_names)
+        found = sorted(st.index_of(n) for n in names if n in known)
+        cs.data[PRE_FILTER_NODES_KEY] = np.array(found, dtype=np.int64)
+        return SUCCESS
 
     def filter(self, cs: CycleState, pod: PodInfo, st: ClusterState) -> BoolArray | None:
         if not pod.node_selector and not pod.affinity:

@@ -8,7 +8,10 @@ and ``ignoredResourceGroups`` (the part before "/") skip extended resources.
 Score (``scoringStrategy``): per resource with weight w, LeastAllocated scores
 ``(allocatable - requested) * 100 / allocatable`` and MostAllocated ``requested * 100 /
 allocatable``, requested including the pod; the node's score is the weighted mean over the
-resources the node has. An extended resource the pod does not request is left out.
+resources the node has. An extended resource the pod does not request is left out. Scoring reads
+cpu and memory with kube's non-zero defaults (100m, 200 MB for a pod that requests none, on the
+pod and on the pods already on the node: framework/nonzero.py, resource_allocation.go with
+``useRequested`` false); Filter reads the requests as they are.
 
 Vectorised over all nodes; ``filter_node``/``score_node`` are the per-node reference.
 """
@@ -24,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpuplane.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from gpuplane.scheduler.framework.explain import ReasonGroup
 from gpuplane.scheduler.framework.interfaces import FILTER, PRE_FILTER, SCORE, Handle
+from gpuplane.scheduler.framework.nonzero import nonzero_request
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.status import SUCCESS, Code, Status, unschedulable
 from gpuplane.scheduler.framework.types import BoolArray, IntArray, PodInfo
@@ -78,10 +82,7 @@ class Need:
 class NodeResourcesFit:
     name: ClassVar[str] = "NodeResourcesFit"
     extension_points: ClassVar[frozenset[str]] = frozenset({PRE_FILTER, FILTER, SCORE})
-    unsupported: ClassVar[tuple[str, ...]] = (
-        "scoringStrategy RequestedToCapacityRatio",
-        "non-zero default requests (100m cpu, 200MB memory) for pods that request none",
-    )
+    unsupported: ClassVar[tuple[str, ...]] = ("scoringStrategy RequestedToCapacityRatio",)
 
     def __init__(self, args: NodeResourcesFitArgs | None, handle: Handle) -> None:
         self.args = args or NodeResourcesFitArgs()
@@ -163,7 +164,7 @@ class NodeResourcesFit:
         out = []
         for resource, weight in self._weights:
             row = st.row.get(resource)
-            request = pod.requests.get(resource, 0)
+            request = nonzero_request(pod.requests, resource)
             if row is None or resource == PODS or (request == 0 and is_scalar(resource)):
                 continue
             out.append((row, request, weight))
@@ -174,7 +175,7 @@ class NodeResourcesFit:
         weights = np.zeros(nodes.size, dtype=np.int64)
         for row, request, weight in self._scored(pod, st):
             alloc = st.alloc[row, nodes]
-            used = st.requested(row, nodes) + request
+            used = st.nonzero_requested(row, nodes) + request
             has = alloc > 0
             safe = np.where(has, alloc, 1)
             if self._most:
@@ -189,7 +190,7 @@ class NodeResourcesFit:
         total = weights = 0
         for row, request, weight in self._scored(pod, st):
             alloc = int(st.alloc[row, i])
-            used = int(st.alloc[row, i] - st.free[row, i]) + request
+            used = int(st.nonzero_requested(row, np.array([i]))[0]) + request
             if alloc == 0:
                 continue
             if self._most:

@@ -12,6 +12,10 @@ from pydantic import BaseModel
 
 from gpuplane.scheduler.framework.interfaces import Plugin
 from gpuplane.scheduler.framework.registry import Registry
+from gpuplane.scheduler.plugins.balanced_allocation import (
+    NodeResourcesBalancedAllocation,
+    NodeResourcesBalancedAllocationArgs,
+)
 from gpuplane.scheduler.plugins.coscheduling import Coscheduling, CoschedulingArgs
 from gpuplane.scheduler.plugins.default_binder import DefaultBinder
 from gpuplane.scheduler.plugins.default_preemption import DefaultPreemption, DefaultPreemptionArgs
@@ -19,6 +23,8 @@ from gpuplane.scheduler.plugins.dynamic_resources import DynamicResources
 from gpuplane.scheduler.plugins.fragmentation import Fragmentation, FragmentationArgs
 from gpuplane.scheduler.plugins.gpu_sharing import GPUSharing
 from gpuplane.scheduler.plugins.gpu_topology import GPUTopology, GPUTopologyArgs
+from gpuplane.scheduler.plugins.image_locality import ImageLocality
+from gpuplane.scheduler.plugins.no_op import NO_OP_PLUGINS
 from gpuplane.scheduler.plugins.node_affinity import NodeAffinity
 from gpuplane.scheduler.plugins.node_resource_topology import (
     NodeResourceTopologyMatch,
@@ -38,7 +44,10 @@ IN_TREE: tuple[tuple[type[Plugin], type[BaseModel] | None], ...] = (
     (NodeResourcesFit, NodeResourcesFitArgs),
     (DynamicResources, None),
     (DefaultPreemption, DefaultPreemptionArgs),
+    (NodeResourcesBalancedAllocation, NodeResourcesBalancedAllocationArgs),
+    (ImageLocality, None),
     (DefaultBinder, None),
+    *((cls, None) for cls in NO_OP_PLUGINS),
     (GPUSharing, None),
     (Coscheduling, CoschedulingArgs),
     (Fragmentation, FragmentationArgs),

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from gpuplane.core.errors import InputError
-from gpuplane.scheduler.framework.config import ProfileConfig, check_profiles
+from gpuplane.scheduler.framework.config import ProfileConfig, check_profiles, gpuplane_profile
 from gpuplane.scheduler.framework.filtering import num_feasible_nodes_to_find
 from gpuplane.scheduler.framework.plugin_sets import merge_plugin_set, resolve_profile
 from gpuplane.scheduler.framework.registry import (
@@ -24,26 +24,53 @@ def points(data: dict[str, Any]) -> dict[str, list[tuple[str, int]]]:
     return {k: [(p.name, p.weight) for p in v] for k, v in resolved.points.items()}
 
 
-def test_default_profile_is_kube_defaults_plus_gpu_sharing_and_coscheduling() -> None:
+def test_default_profile_is_kube_v1_31_defaults() -> None:
+    # apis/config/v1/default_plugins.go (v1.31) expanded over the points each plugin extends;
+    # the volume plugins, NodePorts, NodeName and SchedulingGates are no-ops extending none.
     p = points({})
-    assert p["queueSort"] == [("Coscheduling", 1)]
+    assert p["queueSort"] == [("PrioritySort", 1)]
     assert [n for n, _ in p["filter"]] == [
         "NodeUnschedulable",
         "TaintToleration",
         "NodeAffinity",
         "NodeResourcesFit",
         "DynamicResources",
-        "GPUSharing",
     ]
     assert p["score"] == [
         ("TaintToleration", 3),
         ("NodeAffinity", 2),
         ("NodeResourcesFit", 1),
         ("DynamicResources", 1),
+        ("NodeResourcesBalancedAllocation", 1),
+        ("ImageLocality", 1),
     ]
+    assert [n for n, _ in p["postFilter"]] == ["DefaultPreemption"]
+    assert p["permit"] == [] and p["reserve"] == [("DynamicResources", 1)]
+    assert [n for n, _ in p["bind"]] == ["DefaultBinder"]
+
+
+def test_gpuplane_profile_adds_gpu_sharing_and_coscheduling() -> None:
+    resolved = resolve_profile(gpuplane_profile(), in_tree_registry())
+    p = {k: [(x.name, x.weight) for x in v] for k, v in resolved.points.items()}
+    assert resolved.scheduler_name == "gpuplane-scheduler"
+    assert p["queueSort"] == [("Coscheduling", 1)]
+    assert [n for n, _ in p["filter"]][-1] == "GPUSharing"
     assert [n for n, _ in p["postFilter"]] == ["DefaultPreemption", "Coscheduling"]
     assert [n for n, _ in p["permit"]] == ["Coscheduling"]
-    assert [n for n, _ in p["bind"]] == ["DefaultBinder"]
+
+
+def test_no_op_kube_plugins_may_be_named_and_disabled() -> None:
+    p = points(
+        {
+            "plugins": {
+                "multiPoint": {
+                    "enabled": [{"name": "NodePorts"}],
+                    "disabled": [{"name": "VolumeBinding"}, {"name": "DynamicResources"}],
+                }
+            }
+        }
+    )
+    assert "DynamicResources" not in [n for n, _ in p["filter"]]
 
 
 def test_user_sets_merge_like_kube_scheduler() -> None:
@@ -52,18 +79,24 @@ def test_user_sets_merge_like_kube_scheduler() -> None:
             "plugins": {
                 "multiPoint": {
                     "enabled": [
-                        {"name": "PrioritySort"},
+                        {"name": "Coscheduling"},
                         {"name": "NodeResourcesFit", "weight": 5},
                     ],
-                    "disabled": [{"name": "Coscheduling"}],
+                    "disabled": [{"name": "PrioritySort"}],
                 },
                 "score": {"disabled": [{"name": "TaintToleration"}]},
             }
         }
     )
-    assert p["queueSort"] == [("PrioritySort", 1)]
-    assert p["score"] == [("NodeAffinity", 2), ("NodeResourcesFit", 5), ("DynamicResources", 1)]
-    assert "Coscheduling" not in [n for n, _ in p["permit"]]
+    assert p["queueSort"] == [("Coscheduling", 1)]
+    assert p["score"] == [
+        ("NodeAffinity", 2),
+        ("NodeResourcesFit", 5),
+        ("DynamicResources", 1),
+        ("NodeResourcesBalancedAllocation", 1),
+        ("ImageLocality", 1),
+    ]
+    assert [n for n, _ in p["permit"]] == ["Coscheduling"]
 
 
 def test_merge_plugin_set_replaces_in_place_and_appends() -> None:
@@ -77,8 +110,12 @@ def test_merge_plugin_set_replaces_in_place_and_appends() -> None:
 
 
 def test_point_specific_plugins_come_first_then_multipoint_then_the_rest() -> None:
-    p = points({"plugins": {"filter": {"enabled": [{"name": "GPUSharing"}]}}})
-    assert p["filter"][0][0] == "GPUSharing"
+    p = points(
+        {"plugins": {"filter": {"enabled": [{"name": "GPUSharing"}, {"name": "NodeResourcesFit"}]}}}
+    )
+    names = [n for n, _ in p["filter"]]
+    assert names[0] == "NodeResourcesFit"  # named both in multiPoint and at the point
+    assert names[-1] == "GPUSharing"  # the point's own, after the multiPoint ones
 
 
 @pytest.mark.parametrize(
@@ -97,7 +134,7 @@ def test_point_specific_plugins_come_first_then_multipoint_then_the_rest() -> No
             "score.enabled[0]: plugin PrioritySort does not extend score; it extends queueSort",
         ),
         (
-            {"plugins": {"multiPoint": {"enabled": [{"name": "PrioritySort"}]}}},
+            {"plugins": {"multiPoint": {"enabled": [{"name": "Coscheduling"}]}}},
             "exactly one queueSort plugin must be enabled, got 2",
         ),
         (
@@ -137,15 +174,7 @@ def test_profiles_share_a_queue_sort_and_have_unique_names() -> None:
     a = ProfileConfig(schedulerName="a")
     with pytest.raises(ValueError, match="duplicate profile with scheduler name 'a'"):
         check_profiles([a, a], in_tree_registry())
-    b = ProfileConfig.model_validate(
-        {
-            "schedulerName": "b",
-            "plugins": {
-                "queueSort": {"enabled": [{"name": "PrioritySort"}]},
-                "multiPoint": {"disabled": [{"name": "Coscheduling"}]},
-            },
-        }
-    )
+    b = gpuplane_profile("b")
     with pytest.raises(ValueError, match="different queue sort plugins"):
         check_profiles([a, b], in_tree_registry())
 

@@ -11,7 +11,7 @@ from gpuplane.scheduler.framework.explain import Diagnosis, ReasonGroup, fit_err
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.status import Code
 from gpuplane.scheduler.framework.types import PodGroupInfo
-from tests.unit.scheduler.factories import make_cluster, make_pod, make_scheduler
+from tests.unit.scheduler.factories import GPUPLANE, make_cluster, make_pod, make_scheduler
 
 NO_POSTFILTER = ProfileConfig.model_validate(
     {
@@ -43,11 +43,19 @@ def test_fit_error_counts_each_node_under_its_first_failing_plugin() -> None:
 def test_post_filter_messages_follow_like_kube_scheduler() -> None:
     d = make_scheduler().decide(four_nodes(), [make_pod("x", 2, sel={"zone": "a"})])
     # Preemption only tries the node whose rejection was Unschedulable (n0); the Unresolvable
-    # ones count as "not helpful". Coscheduling adds its own reason for a pod with no group.
+    # ones count as "not helpful". kube's default profile has no Coscheduling, so nothing follows.
     assert d.unschedulable[0].message.endswith(
         "1 node(s) were unschedulable. preemption: 0/4 nodes are available: "
         "1 No preemption victims found for incoming pod, 3 Preemption is not helpful for "
-        "scheduling., can not find pod group"
+        "scheduling."
+    )
+
+
+def test_gpuplane_profile_adds_coscheduling_reason() -> None:
+    d = make_scheduler([GPUPLANE]).decide(four_nodes(), [make_pod("x", 2, sel={"zone": "a"})])
+    # Coscheduling's PostFilter adds its own reason for a pod with no group.
+    assert d.unschedulable[0].message.endswith(
+        "3 Preemption is not helpful for scheduling., can not find pod group"
     )
 
 
@@ -82,7 +90,7 @@ def test_every_insufficient_resource_is_a_reason() -> None:
 def test_pre_filter_rejection_replaces_the_node_reasons() -> None:
     groups = [PodGroupInfo("ns/g", min_member=4, num_pods=1)]
     snap = make_cluster([8, 8], pod_groups=groups)
-    d = make_scheduler().decide(snap, [make_pod("m0", 1, group="g")])
+    d = make_scheduler([GPUPLANE]).decide(snap, [make_pod("m0", 1, group="g")])
     # PostFilter still runs (kube-scheduler does so after a PreFilter rejection too): every
     # node carries the PreFilter status, which is Unresolvable, so preemption cannot help.
     assert d.unschedulable[0].message == (

@@ -11,7 +11,7 @@ from gpuplane.scheduler.framework.queue import (
     SchedulingQueue,
     backoff_duration,
 )
-from tests.unit.scheduler.factories import make_pod, make_scheduler
+from tests.unit.scheduler.factories import GPUPLANE, make_pod, make_scheduler
 
 
 def priority_sort(q: QueuedPodInfo) -> tuple[object, ...]:
@@ -74,7 +74,7 @@ def test_delete_and_done_forget_the_pod() -> None:
 
 
 def test_coscheduling_sort_keeps_a_gang_together() -> None:
-    key = make_scheduler().queue_sort_key
+    key = make_scheduler([GPUPLANE]).queue_sort_key
     q = SchedulingQueue(key)
     q.add(make_pod("solo-early"), 0.0)
     q.add(make_pod("g-1", group="g", group_created_s=1.0), 5.0)
@@ -90,10 +90,7 @@ def test_priority_sort_plugin_orders_by_priority_then_queue_time() -> None:
     cfg = ProfileConfig.model_validate(
         {
             "plugins": {
-                "multiPoint": {
-                    "enabled": [{"name": "PrioritySort"}],
-                    "disabled": [{"name": "Coscheduling"}],
-                }
+                "multiPoint": {"enabled": [{"name": "PrioritySort"}]},
             }
         }
     )

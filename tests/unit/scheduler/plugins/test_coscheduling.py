@@ -4,7 +4,7 @@ from dataclasses import replace
 
 from gpuplane.scheduler.framework.interfaces import QueuedPodInfo
 from gpuplane.scheduler.framework.types import PodGroupInfo, PodInfo
-from tests.unit.scheduler.factories import bound, make_cluster, make_pod, make_scheduler
+from tests.unit.scheduler.factories import GPUPLANE, bound, make_cluster, make_pod, make_scheduler
 from tests.unit.scheduler.plugins.helpers import plugin
 
 TIMEOUT = "rejected due to timeout after waiting 30s at plugin Coscheduling."
@@ -16,7 +16,7 @@ def members(n: int = 3, gpus: int = 8) -> list[PodInfo]:
 
 
 def test_queue_sort_by_group_creation_then_name() -> None:
-    co = plugin("Coscheduling")
+    co = plugin("Coscheduling", gpuplane=True)
     a = QueuedPodInfo(make_pod("x", group="g", group_created_s=5.0), 9.0, 9.0)
     b = QueuedPodInfo(make_pod("y"), 1.0, 7.0)
     assert co.sort_key(a) == (0, 5.0, "ns/x")
@@ -24,7 +24,7 @@ def test_queue_sort_by_group_creation_then_name() -> None:
 
 
 def test_all_or_nothing_in_one_decision() -> None:
-    scheduler = make_scheduler()
+    scheduler = make_scheduler([GPUPLANE])
     too_small = scheduler.decide(make_cluster([8, 8], pod_groups=[GROUP]), members())
     assert not too_small.bindings and not too_small.waiting
     messages = {u.pod_uid: u.message for u in too_small.unschedulable}
@@ -37,7 +37,7 @@ def test_all_or_nothing_in_one_decision() -> None:
 
 
 def test_members_wait_at_permit_until_the_quorum() -> None:
-    scheduler = make_scheduler()
+    scheduler = make_scheduler([GPUPLANE])
     first = scheduler.decide(make_cluster([8] * 4, pod_groups=[GROUP], now_s=10.0), members()[:2])
     assert not first.bindings
     assert [(w.pod.uid, w.deadline_s, w.plugin) for w in first.waiting] == [
@@ -55,7 +55,7 @@ def test_members_wait_at_permit_until_the_quorum() -> None:
 
 
 def test_permit_timeout_releases_the_whole_gang() -> None:
-    scheduler = make_scheduler()
+    scheduler = make_scheduler([GPUPLANE])
     timed = PodGroupInfo("ns/g", min_member=3, num_pods=3, schedule_timeout_s=30.0)
     first = scheduler.decide(make_cluster([8] * 3, pod_groups=[timed]), members()[:2])
     assert [w.deadline_s for w in first.waiting] == [30.0, 30.0]
@@ -77,10 +77,10 @@ def test_bound_members_count_toward_the_quorum() -> None:
     on_node = replace(bound("m0", "n0", tuple(range(8))), pod_group="g")
     group = PodGroupInfo("ns/g", min_member=2, num_pods=2, assigned=1)
     snap = make_cluster([0, 8], bound_pods=[on_node], pod_groups=[group])
-    d = make_scheduler().decide(snap, [make_pod("m1", 8, group="g")])
+    d = make_scheduler([GPUPLANE]).decide(snap, [make_pod("m1", 8, group="g")])
     assert [b.node for b in d.bindings] == ["n1"]
 
 
 def test_missing_pod_group_is_rejected_at_permit() -> None:
-    d = make_scheduler().decide(make_cluster([8]), [make_pod("m0", 1, group="nope")])
+    d = make_scheduler([GPUPLANE]).decide(make_cluster([8]), [make_pod("m0", 1, group="nope")])
     assert d.unschedulable[0].message == "0/1 nodes are available: 1 PodGroup not found."

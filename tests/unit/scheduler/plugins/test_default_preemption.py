@@ -6,6 +6,7 @@ from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.types import BoundPod, NominatedPod
 from gpuplane.scheduler.plugins.default_preemption import pick_one_node
 from tests.unit.scheduler.factories import (
+    GPUPLANE,
     bound,
     make_cluster,
     make_pod,
@@ -57,7 +58,7 @@ def test_no_victims_and_not_helpful() -> None:
     assert d.unschedulable[0].message == (
         "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) were unschedulable. "
         "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
-        "1 Preemption is not helpful for scheduling., can not find pod group"
+        "1 Preemption is not helpful for scheduling."
     )
     assert d.unschedulable[0].clear_nomination
 
@@ -94,5 +95,5 @@ def test_fractional_victims() -> None:
     from gpuplane.scheduler.framework.types import GpuShare
 
     pods = [bound(f"s{g}", "n0", share=GpuShare(g, 600), prio=1) for g in range(8)]
-    d = make_scheduler().decide(cluster(pods, 1), [make_pod("vip", milli=700, prio=100)])
+    d = make_scheduler([GPUPLANE]).decide(cluster(pods, 1), [make_pod("vip", milli=700, prio=100)])
     assert d.preemptions[0].victims == ("s7",)  # one share is enough; ties go by uid

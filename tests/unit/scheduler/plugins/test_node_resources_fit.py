@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
-from gpuplane.scheduler.framework.types import GPU_MILLI, PodInfo
+from gpuplane.scheduler.framework.types import GPU_MILLI, BoundPod, PodInfo
 from gpuplane.scheduler.plugins.node_resources_fit import is_scalar
 from tests.unit.scheduler.factories import GIB, make_cluster, make_pod
 from tests.unit.scheduler.plugins.helpers import plugin, state
@@ -101,3 +101,44 @@ def test_extended_resources_the_pod_does_not_request_do_not_count() -> None:
     cpu_only = make_pod("a", cpu_m=32_000)
     assert fit.score(cs, cpu_only, st, np.array([0, 1])).tolist() == [50, 50]
     assert is_scalar("nvidia.com/gpu") and is_scalar(GPU_MILLI) and not is_scalar("cpu")
+
+
+MIB = 1024 * 1024
+
+
+def test_score_reads_non_zero_defaults_for_a_pod_without_requests() -> None:
+    # kube schedutil: 100m cpu and 200 MB for what a pod does not request, in scoring only.
+    # cpu (1000 - 100) * 100 // 1000 = 90; memory (1024 - 200) MiB * 100 // 1024 MiB = 80.
+    snap = make_cluster([8], cpu_m=1000, mem=GIB)
+    fit = plugin("NodeResourcesFit")
+    cs, st = state(snap)
+    empty = replace(make_pod("a"), requests={})
+    assert fit.score(cs, empty, st, np.array([0])).tolist() == [(90 + 80) // 2]
+    assert fit.score_node(cs, empty, st, 0) == 85
+
+
+def test_score_counts_the_defaults_of_pods_already_on_the_node() -> None:
+    # n0 holds a pod with no requests (NodeInfo.NonZeroRequested: 100m, 200 MB); the incoming
+    # pod asks 100m and 200 MiB. n0: cpu (1000 - 200) -> 80, memory (1024 - 400) -> 60; n1 is
+    # empty: 90 and 80.
+    idle = BoundPod("idle", "ns", "idle", "n0", 0, {}, 0.0)
+    snap = make_cluster([8, 8], cpu_m=1000, mem=GIB, bound_pods=[idle])
+    fit = plugin("NodeResourcesFit")
+    cs, st = state(snap)
+    pod = make_pod("a", cpu_m=100, mem=200 * MIB)
+    assert fit.score(cs, pod, st, np.array([0, 1])).tolist() == [70, 85]
+    assert [fit.score_node(cs, pod, st, i) for i in (0, 1)] == [70, 85]
+    # An assumed pod without requests counts the same way; forgetting it gives it back.
+    from gpuplane.scheduler.framework.state import Placement
+
+    st.assume(replace(make_pod("b"), requests={}), Placement(1))
+    assert fit.score(cs, pod, st, np.array([0, 1])).tolist() == [70, 70]
+    st.forget("b")
+    assert fit.score(cs, pod, st, np.array([0, 1])).tolist() == [70, 85]
+
+
+def test_filter_ignores_the_non_zero_defaults() -> None:
+    # A node with no cpu left still takes a pod that requests none (Filter reads real requests).
+    snap = make_cluster([8], cpu_m=1000, used_cpu_m=[1000])
+    fit = plugin("NodeResourcesFit")
+    assert reasons(fit, snap, replace(make_pod("a"), requests={}))[0] == []
