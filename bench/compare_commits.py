@@ -2,7 +2,8 @@
 
 Run: ``.venv/bin/python bench/compare_commits.py BASE_REF BENCH [--repeat N] [-- ARGS...]``, for
 example ``bench/compare_commits.py c3b380a twin_kernel`` or
-``bench/compare_commits.py c3b380a twin_speed -- --hours 0.25``.
+``bench/compare_commits.py c3b380a twin_speed -- --hours 0.25``; ``--new REF`` compares with
+another commit instead of the working tree.
 
 A refactor must not make the house slower, and absolute seconds on a shared two-core machine say
 little. This checks BASE_REF out into a scratch worktree, then runs ``bench/BENCH.py`` of the base
@@ -55,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("base", help="the commit to compare against (any git ref)")
     parser.add_argument("bench", help="a script under bench/, without .py")
     parser.add_argument("--repeat", type=int, default=2, help="runs per side (best one counts)")
+    parser.add_argument("--new", help="compare with this commit instead of the working tree")
     argv = sys.argv[1:] if argv is None else argv
     cut = argv.index("--") if "--" in argv else len(argv)
     ns = parser.parse_args(argv[:cut])
@@ -70,21 +72,30 @@ def main(argv: list[str] | None = None) -> int:
             cwd=REPO,
             check=True,
         )
+        new_tree = REPO
+        if ns.new:
+            new_tree = Path(tmp) / "new"
+            subprocess.run(
+                ["git", "worktree", "add", "--detach", "-q", str(new_tree), ns.new],
+                cwd=REPO,
+                check=True,
+            )
         try:
             runs: list[Run] = []
             for _ in range(ns.repeat):
                 runs.append(run_side("base", base_tree, ns.bench, ns.args))
-                runs.append(run_side("new", REPO, ns.bench, ns.args))
+                runs.append(run_side("new", new_tree, ns.bench, ns.args))
         finally:
-            subprocess.run(
-                ["git", "worktree", "remove", "--force", str(base_tree)], cwd=REPO, check=False
-            )
-    report(ns.base, ns.bench, ns.args, runs)
+            for tree in {base_tree, new_tree} - {REPO}:
+                subprocess.run(
+                    ["git", "worktree", "remove", "--force", str(tree)], cwd=REPO, check=False
+                )
+    report(ns.base, ns.new or "the working tree", ns.bench, ns.args, runs)
     return 0
 
 
-def report(base: str, bench: str, args: list[str], runs: list[Run]) -> None:
-    print(f"bench/{bench}.py {' '.join(args)}: base {base} vs the working tree")
+def report(base: str, new: str, bench: str, args: list[str], runs: list[Run]) -> None:
+    print(f"bench/{bench}.py {' '.join(args)}: base {base} vs {new}")
     for r in runs:
         print(f"--- {r.side}: {r.wall_s:.1f} s wall")
         for line in r.output.strip().splitlines():
