@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from dataclasses import dataclass
 from enum import IntEnum
 from heapq import heappush as _heappush
@@ -144,13 +144,15 @@ class EventLoop:
         until_s: float,
         settle: Callable[[], None] | None = None,
         settle_priority: int = 0,
+        pending: Sized | None = None,
     ) -> int:
         """Run every event with time <= ``until_s`` (errors pass through); how many ran.
 
         ``settle()`` runs after an event unless the next one is at the same time with a
         priority below ``settle_priority``: once the world of an instant has changed, before
-        the events that react to it. Time ends at ``until_s`` when that is finite, else at the
-        last event.
+        the events that react to it. With ``pending`` (the caller's collection of what settle
+        works off), settle is not called while it is empty: one call fewer per event on the
+        hot path. Time ends at ``until_s`` when that is finite, else at the last event.
         """
         heap = self._heap
         pop = heapq.heappop
@@ -167,8 +169,10 @@ class EventLoop:
                 self.now_s = t_s
                 fn(arg)
             ran += 1
-            if settle is not None and (
-                not heap or heap[0][0] > t_s or heap[0][1] >= settle_priority
+            if (
+                settle is not None
+                and (pending is None or pending)
+                and (not heap or heap[0][0] > t_s or heap[0][1] >= settle_priority)
             ):
                 settle()
         if math.isfinite(until_s):

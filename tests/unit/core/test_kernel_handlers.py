@@ -45,3 +45,24 @@ def test_handler_errors_pass_through_run_handlers_and_are_wrapped_by_run() -> No
     loop.post(2.0, 0, fail, None)
     with pytest.raises(TwinError, match="boom"):
         loop.run(5.0)
+
+
+def test_settle_is_skipped_while_its_pending_collection_is_empty() -> None:
+    loop = EventLoop()
+    dirty: set[str] = set()
+    seen: list[str] = []
+
+    def mark(name: str) -> None:
+        seen.append(name)
+        if name.startswith("x"):
+            dirty.add(name)
+
+    def settle() -> None:
+        seen.append(f"|{sorted(dirty)}")
+        dirty.clear()
+
+    for t, name in [(1.0, "a"), (2.0, "x1"), (3.0, "b"), (4.0, "x2")]:
+        loop.post(t, 0, mark, name)
+    assert loop.run_handlers(math.inf, settle, pending=dirty) == 4
+    # Settle ran only after the events that left something pending.
+    assert seen == ["a", "x1", "|['x1']", "b", "x2", "|['x2']"]

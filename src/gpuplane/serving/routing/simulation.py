@@ -151,7 +151,7 @@ class ServingSimulation:
     # -- running ----------------------------------------------------------------------------
     def run_until(self, t_end: float) -> None:
         with _collector_paused():
-            self.loop.run_handlers(t_end, self._settle, ENGINE)
+            self.loop.run_handlers(t_end, self._settle, ENGINE, pending=self.path.dirty)
 
     def run(self, until_s: float | None = None) -> SimulationResult:
         self.run_until(math.inf if until_s is None else until_s)
