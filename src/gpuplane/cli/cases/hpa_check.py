@@ -14,7 +14,6 @@ controller through the same functions the twin's HPA uses:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +50,7 @@ from gpuplane.autoscaler.hpa.spec import (
     ObjectReference,
     cpu_utilization_metric,
 )
+from gpuplane.cli.cases.case_json import parse_case_json
 from gpuplane.cli.cases.hpa_check_models import (
     BehaviorRateCase,
     ControllerCase,
@@ -260,12 +260,5 @@ def run_case(data: object, source: str = "<stdin>") -> dict[str, Any]:
 
 
 def run_json(text: str, source: str = "<stdin>") -> dict[str, Any]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(
-            f"not valid JSON: {err.msg}",
-            expected="one JSON object",
-            location=Location(source=source, line=err.lineno),
-        ) from None
+    data = parse_case_json(text, source)
     return run_case(data, source)

@@ -3,11 +3,11 @@ shared/reference/topology-manager-examples.json): parse, run, answer."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuplane.cli.cases.case_json import parse_case_json
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.validation import validate_model
 from gpuplane.kubelet.topology_manager.bitmask import BitMask
@@ -82,14 +82,7 @@ def answer(result: MergeResult) -> dict[str, Any]:
 
 
 def run_json(text: str, source: str = "<stdin>") -> dict[str, Any]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(
-            f"not valid JSON: {err.msg}",
-            expected="one JSON object",
-            location=Location(source=source, line=err.lineno),
-        ) from None
+    data = parse_case_json(text, source)
     try:
         case = validate_model(MergeCase, data)
     except InputError as err:

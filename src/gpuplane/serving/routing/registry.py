@@ -19,7 +19,8 @@ from gpuplane.serving.routing.session_affinity import SessionAffinityRouter
 RouterName = Literal["llm-d", "round-robin", "least-outstanding", "session-affinity", "kv-cost"]
 ROUTER_NAMES: tuple[RouterName, ...] = get_args(RouterName)
 
-_FACTORIES: dict[RouterName, Callable[[], Router]] = {
+# Keyed by str: a lookup takes any user text and answers with the valid names.
+_FACTORIES: dict[str, Callable[[], Router]] = {
     "llm-d": WeightedScorerRouter,
     "round-robin": RoundRobinRouter,
     "least-outstanding": LeastOutstandingRouter,
@@ -33,7 +34,7 @@ if tuple(_FACTORIES) != ROUTER_NAMES:
 
 def make_router(name: str) -> Router:
     """A new router of this name (``llm-d`` is the weighted-scorer endpoint picker)."""
-    factory = next((f for n, f in _FACTORIES.items() if n == name), None)
+    factory = _FACTORIES.get(name)
     if factory is None:
         raise InputError(f"unknown router {name!r}; valid routers: {', '.join(ROUTER_NAMES)}")
     return factory()
