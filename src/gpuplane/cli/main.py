@@ -18,6 +18,7 @@ from gpuplane.cli.bench import bench_app
 from gpuplane.cli.console import err
 from gpuplane.cli.demo import demo_command
 from gpuplane.cli.dra import dra_app
+from gpuplane.cli.fit import fit_command
 from gpuplane.cli.kubelet import kubelet_app
 from gpuplane.cli.mig import mig_app
 from gpuplane.cli.serving import serving_app
@@ -46,6 +47,7 @@ app.add_typer(bench_app, name="bench")
 app.add_typer(snapshot_app, name="snapshot")
 app.command("demo")(demo_command)
 app.command("simulate")(simulate_command)
+app.command("fit")(fit_command)
 
 
 def _version(value: bool) -> None:

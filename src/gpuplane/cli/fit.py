@@ -1,0 +1,169 @@
+"""``gpuplane fit WORKLOAD.yaml --snapshot FILE | --kubeconfig PATH``: will these pods fit the
+cluster, where, on which GPUs, and if not, why and what would make them fit. docs/fit.md
+describes the workflow and every field of the answer."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gpuplane.cli.console import print_json
+from gpuplane.cli.fit_view import print_answer
+from gpuplane.core.errors import InputError
+from gpuplane.k8s.cluster.fit_cluster import fit_cluster
+from gpuplane.k8s.cluster.fit_pools import NodeDefaults, read_kubelet_config, read_pools
+from gpuplane.k8s.cluster.reading import snapshot_from_kubeconfig
+from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
+from gpuplane.k8s.cluster.snapshot_file import read_snapshot
+from gpuplane.k8s.fit_output import annotated_list
+from gpuplane.k8s.fit_workload import read_workload
+from gpuplane.k8s.scheduler_config import read_scheduler_config
+from gpuplane.scheduler.framework.config import ProfileConfig, gpuplane_profile
+from gpuplane.scheduler.framework.scheduler import Scheduler
+from gpuplane.scheduler.plugins.registry import in_tree_registry
+from gpuplane.twin.fit.answer import answer_fit
+from gpuplane.twin.fit.expand import expand
+from gpuplane.twin.fit.framework_view import framework_view
+from gpuplane.twin.fit.plugin_results import results_for
+from gpuplane.twin.fit.workload import FitSettings
+
+
+class Output(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+    YAML = "yaml"
+
+
+class Profile(StrEnum):
+    DEFAULT = "default"
+    GPUPLANE = "gpuplane"
+
+
+def _snapshot(
+    snapshot: Path | None, kubeconfig: Path | None, context: str | None
+) -> ClusterSnapshot:
+    if (snapshot is None) == (kubeconfig is None):
+        raise InputError(
+            "give either --snapshot FILE or --kubeconfig PATH",
+            expected="exactly one cluster to answer for",
+        )
+    if context is not None and kubeconfig is None:
+        raise InputError("--context needs --kubeconfig")
+    if snapshot is not None:
+        return read_snapshot(snapshot)
+    assert kubeconfig is not None
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # recorded, never decides
+    return snapshot_from_kubeconfig(kubeconfig, context, read_at=now)
+
+
+def _defaults(pools: Path | None, kubelet_config: Path | None) -> NodeDefaults:
+    pool_list = read_pools(pools) if pools is not None else ()
+    if kubelet_config is None:
+        return NodeDefaults(pool_list)
+    section, reserved, notes = read_kubelet_config(kubelet_config)
+    return NodeDefaults(pool_list, section, reserved, f"--kubelet-config {kubelet_config}", notes)
+
+
+def _profiles(
+    config: Path | None, profile: Profile
+) -> tuple[tuple[ProfileConfig, ...], tuple[str, ...], str]:
+    registry = in_tree_registry()
+    if config is not None:
+        profiles, notes = read_scheduler_config(config, registry)
+        return profiles, notes, f"{config}"
+    if profile is Profile.GPUPLANE:
+        return (gpuplane_profile("default-scheduler", registry=registry),), (), "gpuplane"
+    return (ProfileConfig(),), (), "default (kube-scheduler's)"
+
+
+def fit_command(
+    workload: Annotated[
+        Path,
+        typer.Argument(
+            metavar="WORKLOAD.yaml", help="Pods, Deployments, StatefulSets, Jobs, PodGroups."
+        ),
+    ],
+    snapshot: Annotated[Path | None, typer.Option("--snapshot", help="A snapshot file.")] = None,
+    kubeconfig: Annotated[
+        Path | None, typer.Option("--kubeconfig", help="Read this cluster live.")
+    ] = None,
+    context: Annotated[
+        str | None, typer.Option("--context", help="The kubeconfig context.")
+    ] = None,
+    pools: Annotated[
+        Path | None, typer.Option("--pools", help="Hardware and kubelet config per node pool.")
+    ] = None,
+    kubelet_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--kubelet-config", help="A KubeletConfiguration for nodes no pool configures."
+        ),
+    ] = None,
+    scheduler_config: Annotated[
+        Path | None,
+        typer.Option("--scheduler-config", help="A KubeSchedulerConfiguration (its profiles)."),
+    ] = None,
+    profile: Annotated[
+        Profile,
+        typer.Option(
+            "--profile", help="Without --scheduler-config: kube's default profile, or gpuplane's."
+        ),
+    ] = Profile.DEFAULT,
+    output: Annotated[
+        Output,
+        typer.Option("-o", "--output", help="table, json, or yaml (the input objects annotated)"),
+    ] = Output.TABLE,
+    json_out: Annotated[bool, typer.Option("--json", help="Same as -o json.")] = False,
+    message_mib: Annotated[
+        float,
+        typer.Option("--message-mib", min=0.0, help="All-reduce size per GPU for the ring times."),
+    ] = 256.0,
+    capacity_limit: Annotated[
+        int,
+        typer.Option(
+            "--capacity-limit", min=0, max=100_000, help="Most extra replicas tried per template."
+        ),
+    ] = 256,
+    no_remedies: Annotated[
+        bool, typer.Option("--no-remedies", help="Skip defragmentation and MIG searches.")
+    ] = False,
+) -> None:
+    """Will the workload fit, where and on which GPUs; if not, why, and what would make it fit."""
+    cluster = fit_cluster(
+        _snapshot(snapshot, kubeconfig, context), _defaults(pools, kubelet_config)
+    )
+    documents, read_notes = read_workload(workload)
+    profiles, config_notes, profile_name = _profiles(scheduler_config, profile)
+    scheduler = Scheduler(profiles, registry=in_tree_registry())
+    fw = expand([d.parsed for d in documents], cluster)
+    unknown = sorted({p.info.scheduler_name for p in fw.pods} - set(scheduler.frameworks))
+    if unknown:
+        raise InputError(
+            f"pods ask for scheduler {unknown[0]!r}, which no profile has",
+            expected=f"a schedulerName among {', '.join(sorted(scheduler.frameworks))}",
+        )
+    settings = FitSettings(
+        message_bytes=int(message_mib * 2**20),
+        capacity_limit=capacity_limit,
+        remedies=not no_remedies,
+    )
+    answer = answer_fit(scheduler, cluster, fw, settings, profile=profile_name)
+    answer = answer.with_notes((*read_notes, *config_notes))
+    chosen = Output.JSON if json_out else output
+    if chosen is Output.JSON:
+        print_json(answer.as_dict())
+    elif chosen is Output.YAML:
+        pods = {
+            f"{d.parsed.obj.namespace}/{d.parsed.obj.name}"
+            for d in documents
+            if d.parsed.kind == "Pod"
+        }
+        snap = framework_view(cluster).snapshot
+        found = results_for(scheduler, snap, fw, answer, pods) if pods else {}
+        print(annotated_list(documents, fw, answer, found), end="")
+    else:
+        print_answer(answer)

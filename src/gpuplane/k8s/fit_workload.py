@@ -1,0 +1,119 @@
+"""The workload file of ``gpuplane fit``: manifests as ``kubectl apply`` takes them.
+
+Multi-document YAML or a ``v1 List`` (``kubectl get -o yaml`` output), of Pods, Deployments,
+ReplicaSets, StatefulSets (apps/v1), Jobs (batch/v1) and PodGroups (scheduler-plugins). Each is
+validated as the twin's manifest reader validates it (:mod:`gpuplane.k8s.manifests`); an error
+names the file, line, document and field. A StatefulSet is read as its pod template and
+replicas (its ``serviceName``, ``volumeClaimTemplates`` and update settings do not decide where
+its pods fit; volumes are not modelled). Other kinds are refused: nothing is silently dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuplane.core.errors import InputError, Location
+from gpuplane.k8s.field_errors import relocate
+from gpuplane.k8s.manifests import SUPPORTED, parse_manifest
+from gpuplane.k8s.yaml_documents import read_documents
+from gpuplane.scheduler.framework.types import PREEMPT_LOWER_PRIORITY
+from gpuplane.twin.fit.expand import WorkloadObject
+
+STATEFULSET_ONLY = (
+    "serviceName",
+    "volumeClaimTemplates",
+    "podManagementPolicy",
+    "updateStrategy",
+    "persistentVolumeClaimRetentionPolicy",
+    "ordinals",
+    "revisionHistoryLimit",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadDocument:
+    """One input object: as written (for ``-o yaml``) and as read."""
+
+    raw: dict[str, Any]
+    parsed: WorkloadObject
+
+
+def _as_replica_set(doc: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    spec = dict(doc.get("spec") or {})
+    dropped = tuple(k for k in STATEFULSET_ONLY if k in spec)
+    for key in dropped:
+        spec.pop(key)
+    return {**doc, "kind": "ReplicaSet", "spec": spec}, dropped
+
+
+def _preemption(doc: dict[str, Any]) -> str:
+    spec = doc.get("spec") or {}
+    if doc.get("kind") != "Pod":
+        spec = ((spec.get("template") or {}).get("spec")) or {}
+    value = spec.get("preemptionPolicy") if isinstance(spec, dict) else None
+    return str(value) if value else PREEMPT_LOWER_PRIORITY
+
+
+def _items(data: Any, source: str, line: int) -> list[tuple[Any, str]]:
+    if isinstance(data, dict) and data.get("kind") == "List":
+        items = data.get("items")
+        if not isinstance(items, list):
+            raise InputError(
+                "a List without items",
+                expected="items: [objects]",
+                location=Location(source, line, "items"),
+            )
+        return [(item, f"items[{i}]") for i, item in enumerate(items)]
+    return [(data, "")]
+
+
+def read_workload(path: Path) -> tuple[tuple[WorkloadDocument, ...], tuple[str, ...]]:
+    """(the objects, notes on what was read but does not decide placement)."""
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(
+            "file not found", expected="a workload YAML file", location=Location(source)
+        ) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(
+            f"cannot read the file ({err})", expected="a UTF-8 YAML file", location=Location(source)
+        ) from None
+    out: list[WorkloadDocument] = []
+    notes: list[str] = []
+    for n, doc in enumerate(read_documents(text, source), start=1):
+        for item, prefix in _items(doc.data, source, doc.first_line):
+            if not isinstance(item, dict):
+                raise InputError(
+                    "not a Kubernetes object",
+                    expected=SUPPORTED,
+                    location=Location(source, doc.line_of(prefix), prefix or None),
+                )
+            read = item
+            if item.get("kind") == "StatefulSet" and item.get("apiVersion") == "apps/v1":
+                read, dropped = _as_replica_set(item)
+                if dropped:
+                    notes.append(
+                        f"{source}:{doc.line_of(prefix)}: StatefulSet fields not "
+                        f"modelled: {', '.join(dropped)}"
+                    )
+            try:
+                parsed = parse_manifest(read)
+            except InputError as err:
+                located = relocate(err, source, doc.line_of, prefix)
+                raise InputError(
+                    f"document {n}: {located.problem}",
+                    expected=located.expected,
+                    location=located.location,
+                ) from None
+            line = doc.line_of(prefix) or doc.first_line
+            kind = str(item.get("kind"))
+            wo = WorkloadObject(parsed.obj, kind, f"{source}:{line}", _preemption(item))
+            out.append(WorkloadDocument(item, wo))
+            notes.extend(f"{source}:{line}: {f}: {t}" for f, t in parsed.warnings)
+    if not out:
+        raise InputError("no objects in the file", expected=SUPPORTED, location=Location(source))
+    return tuple(out), tuple(notes)

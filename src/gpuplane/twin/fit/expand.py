@@ -1,0 +1,137 @@
+"""Workload objects (the twin's specs of Pods, Deployments, ReplicaSets, StatefulSets, Jobs and
+PodGroups) -> the pods ``fit`` asks about.
+
+A controller's pods are its template times its replicas (a Job: ``parallelism``, at most the
+completions left), named ``<name>-<i>`` (StatefulSet ordinals; for the others a stand-in for the
+random suffix). Priority comes from the pod's ``priorityClassName`` in the cluster's
+PriorityClasses, as the Priority admission plugin sets it; a name the cluster lacks is refused as
+the API server refuses it. A pod carrying the PodGroup label joins that gang; the PodGroup may be
+in the workload or already in the cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from gpuplane.api.qos import pod_qos_class
+from gpuplane.core.errors import InputError, Location
+from gpuplane.scheduler.framework.types import (
+    PREEMPT_LOWER_PRIORITY,
+    ContainerInfo,
+    PodGroupInfo,
+    PodInfo,
+)
+from gpuplane.twin.cluster.cluster import POD_GROUP_LABEL
+from gpuplane.twin.cluster.resources import pod_requests
+from gpuplane.twin.fit.model import FitCluster
+from gpuplane.twin.fit.workload import FitWorkload, WorkloadPod
+from gpuplane.twin.scenario import spec as tw
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadObject:
+    """One object of the workload file, with where it was written."""
+
+    obj: tw.WorkloadObject
+    kind: str  # as written: Pod, Deployment, ReplicaSet, StatefulSet, Job, PodGroup
+    where: str  # "file:line" of the document
+    preemption_policy: str = PREEMPT_LOWER_PRIORITY
+
+
+def _priority(t: tw.PodTemplate, cluster: FitCluster, where: str) -> int:
+    name = t.priority_class_name
+    if name is None:
+        return t.priority if t.priority else cluster.default_priority
+    if name in cluster.priority_classes:
+        return cluster.priority_classes[name]
+    if name in ("system-node-critical", "system-cluster-critical"):
+        return 2000001000 if name == "system-node-critical" else 2000000000
+    known = ", ".join(sorted(cluster.priority_classes))
+    raise InputError(
+        f"no PriorityClass with name {name} was found",
+        expected=f"one of the cluster's PriorityClasses ({known or 'none'})",
+        location=Location(where, field="spec.priorityClassName"),
+    )
+
+
+def pod_info(
+    t: tw.PodTemplate, namespace: str, name: str, cluster: FitCluster, wo: WorkloadObject
+) -> PodInfo:
+    containers = (
+        *(ContainerInfo(c.name, dict(c.requests), True) for c in t.init_containers),
+        *(ContainerInfo(c.name, dict(c.requests), False) for c in t.containers),
+    )
+    pairs = [(c.requests, c.limits) for c in (*t.containers, *t.init_containers)]
+    return PodInfo(
+        uid=f"fit:{namespace}/{name}",
+        namespace=namespace,
+        name=name,
+        requests=pod_requests(t),
+        priority=_priority(t, cluster, wo.where),
+        created_s=cluster.now_s,
+        node_selector=t.node_selector,
+        tolerations=t.tolerations,
+        affinity=t.affinity,
+        pod_group=t.labels.get(POD_GROUP_LABEL),
+        scheduler_name=t.scheduler_name,
+        preemption_policy=wo.preemption_policy,
+        qos=pod_qos_class(pairs),
+        containers=containers,
+    )
+
+
+def _replicas(wo: WorkloadObject) -> tuple[str, str, tw.PodTemplate, int] | None:
+    o = wo.obj
+    if isinstance(o, tw.PodSpecObject):
+        return o.namespace, o.name, o.template, 1
+    if isinstance(o, tw.DeploymentSpec | tw.ReplicaSetSpec):
+        return o.namespace, o.name, o.template, o.replicas
+    if isinstance(o, tw.JobSpec):
+        count = o.parallelism if o.completions is None else min(o.parallelism, o.completions)
+        return o.namespace, o.name, o.template, count
+    return None
+
+
+def expand(objects: Sequence[WorkloadObject], cluster: FitCluster) -> FitWorkload:
+    pods: list[WorkloadPod] = []
+    groups: dict[str, PodGroupInfo] = {}
+    for wo in objects:
+        if isinstance(wo.obj, tw.PodGroupSpec):
+            key = f"{wo.obj.namespace}/{wo.obj.name}"
+            groups[key] = PodGroupInfo(
+                key, wo.obj.min_member, wo.obj.schedule_timeout_s, cluster.now_s
+            )
+            continue
+        found = _replicas(wo)
+        if found is None:
+            continue
+        namespace, name, template, count = found
+        label = f"{wo.kind}/{name}"
+        for i in range(count):
+            pod_name = name if isinstance(wo.obj, tw.PodSpecObject) else f"{name}-{i}"
+            info = pod_info(template, namespace, pod_name, cluster, wo)
+            pods.append(WorkloadPod(info, label, f"{namespace}/{label}"))
+    return FitWorkload(tuple(pods), _with_members(groups, pods, cluster))
+
+
+def _with_members(
+    groups: Mapping[str, PodGroupInfo], pods: Sequence[WorkloadPod], cluster: FitCluster
+) -> dict[str, PodGroupInfo]:
+    """Each gang's member count: the workload's pods plus the cluster's live members."""
+    out = {}
+    known = {**cluster.pod_groups, **groups}
+    for key, group in known.items():
+        new = sum(1 for p in pods if p.info.group_key == key)
+        if not new and key not in groups:
+            continue
+        live = cluster.pod_groups.get(key)
+        out[key] = PodGroupInfo(
+            key,
+            group.min_member,
+            group.schedule_timeout_s,
+            group.created_s,
+            num_pods=new + (live.num_pods if live else 0),
+            assigned=live.assigned if live else 0,
+        )
+    return out
