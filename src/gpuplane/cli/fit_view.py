@@ -22,7 +22,8 @@ def _gpus(g: GpuAnswer | None) -> tuple[str, str, str, str]:
     ring = f"{k.bottleneck_gbps:.0f}" if len(k.gpus) > 1 else "-"
     if g.bottleneck_range_gbps is not None:
         low, high = g.bottleneck_range_gbps
-        ring += f" [{low:.0f}-{high:.0f}]"
+        if round(low) != round(high):
+            ring += f" [{low:.0f}-{high:.0f}]"
     ms = f"{k.allreduce_ms:.2f}" if len(k.gpus) > 1 else "-"
     return ids, ring, ms, ",".join(map(str, k.numa_nodes)) or "-"
 
@@ -81,12 +82,9 @@ def _explain(p: PodAnswer) -> None:
 def print_answer(answer: FitAnswer) -> None:
     out.print(_pods_table(answer))
     fits = answer.count(Outcome.FITS)
-    _plain(
-        f"{fits}/{len(answer.pods)} fit as the cluster is; "
-        + ", ".join(
-            f"{answer.count(o)} {o}" for o in Outcome if o is not Outcome.FITS and answer.count(o)
-        )
-    )
+    others = [f"{answer.count(o)} {o}" for o in Outcome if o is not Outcome.FITS and answer.count(o)]
+    tail = f"; {', '.join(others)}" if others else ""
+    _plain(f"{fits}/{len(answer.pods)} fit as the cluster is{tail}")
     seen: set[tuple[object, ...]] = set()
     for p in answer.pods:
         if p.outcome is Outcome.FITS and not (p.gpus and p.gpus.uncertain):

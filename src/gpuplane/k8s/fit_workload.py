@@ -48,6 +48,12 @@ def _as_replica_set(doc: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...
     return {**doc, "kind": "ReplicaSet", "spec": spec}, dropped
 
 
+def _serving_only(field: str) -> bool:
+    """Warnings about a container's inference-server command line concern the twin's serving
+    simulation, not where the pod fits."""
+    return field.endswith((".args", ".command")) or ".args[" in field or ".command[" in field
+
+
 def _preemption(doc: dict[str, Any]) -> str:
     spec = doc.get("spec") or {}
     if doc.get("kind") != "Pod":
@@ -113,7 +119,9 @@ def read_workload(path: Path) -> tuple[tuple[WorkloadDocument, ...], tuple[str, 
             kind = str(item.get("kind"))
             wo = WorkloadObject(parsed.obj, kind, f"{source}:{line}", _preemption(item))
             out.append(WorkloadDocument(item, wo))
-            notes.extend(f"{source}:{line}: {f}: {t}" for f, t in parsed.warnings)
+            notes.extend(
+                f"{source}:{line}: {f}: {t}" for f, t in parsed.warnings if not _serving_only(f)
+            )
     if not out:
         raise InputError("no objects in the file", expected=SUPPORTED, location=Location(source))
     return tuple(out), tuple(notes)

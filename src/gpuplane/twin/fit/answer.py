@@ -42,6 +42,8 @@ class Placed:
     failure: Unschedulable | None = None
     preemption: Preemption | None = None
     waiting: bool = False
+    # The cluster view the pod was placed on (after the preemption round's evictions, if any).
+    view: FrameworkView | None = None
 
 
 def decide(
@@ -86,9 +88,11 @@ def schedule(
     ]
     after = replace(after, pods=(*after.pods, *bound))
     retry = [replace(by_uid[uid].info, nominated_node=p.node) for uid, p in preempt.items()]
-    second = decide(scheduler, framework_view(after), fw, retry)
+    changed = {p.node for p in preempt.values()} | {b.node for b in bound if b.node}
+    after_view = framework_view(after, view.holdings, changed)
+    second = decide(scheduler, after_view, fw, retry)
     for b in second.bindings:
-        out[b.pod_uid] = Placed(b.node, preemption=preempt[b.pod_uid])
+        out[b.pod_uid] = Placed(b.node, preemption=preempt[b.pod_uid], view=after_view)
     return out, view, cluster
 
 
@@ -109,21 +113,24 @@ def _placed_answers(
     settings: FitSettings,
 ) -> dict[str, PodAnswer]:
     """Placed pods through the kubelet, node by node in placement order."""
-    taken: dict[str, tuple[frozenset[int], frozenset[int]]] = {}
+    # (node, placed after the preemption round) -> what this answer's pods took there.
+    taken: dict[tuple[str, bool], tuple[frozenset[int], frozenset[int]]] = {}
     out: dict[str, PodAnswer] = {}
     for wp in fw.pods:
         pl = placed.get(wp.info.uid)
         if pl is None or pl.node is None:
             continue
         node = nodes[pl.node]
-        gpus, cpus = taken.get(node.name, (frozenset(), frozenset()))
+        on = pl.view or view
+        key = (node.name, pl.view is not None)
+        gpus, cpus = taken.get(key, (frozenset(), frozenset()))
         answer, verdict, result = place_on_node(
-            node, view.holdings[node.name], wp.info, gpus, cpus, settings.message_bytes
+            node, on.holdings[node.name], wp.info, gpus, cpus, settings.message_bytes
         )
         if result is not None and result.admit:
             got = {g for a in result.allocations.values() for g in a.gpus}
             own = {c for a in result.allocations.values() for c in a.cpus}
-            taken[node.name] = (gpus | got, cpus | own)
+            taken[key] = (gpus | got, cpus | own)
         if pl.waiting:
             outcome = Outcome.WAITING
         elif not verdict.admit:
