@@ -82,7 +82,9 @@ def _explain(p: PodAnswer) -> None:
 def print_answer(answer: FitAnswer) -> None:
     out.print(_pods_table(answer))
     fits = answer.count(Outcome.FITS)
-    others = [f"{answer.count(o)} {o}" for o in Outcome if o is not Outcome.FITS and answer.count(o)]
+    others = [
+        f"{answer.count(o)} {o}" for o in Outcome if o is not Outcome.FITS and answer.count(o)
+    ]  # noqa: E501
     tail = f"; {', '.join(others)}" if others else ""
     _plain(f"{fits}/{len(answer.pods)} fit as the cluster is{tail}")
     seen: set[tuple[object, ...]] = set()

@@ -9,6 +9,7 @@ keys when a key is unknown.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, TypeVar
 
@@ -20,7 +21,7 @@ from gpuplane.core.validation import field_path, validate_model
 
 M = TypeVar("M", bound=BaseModel)
 
-__all__ = ["LineIndex", "field_path", "parse_yaml", "validate_yaml"]
+__all__ = ["LazyLineIndex", "LineIndex", "field_path", "load_fast", "parse_yaml", "validate_yaml"]
 
 # The last component of a field path: ".key", "[3]" or a bare top-level key.
 _LAST_PART = re.compile(r"(\.[^.\[\]]*|\[\d+\]|[^.\[\]]+)$")
@@ -127,3 +128,84 @@ def validate_yaml(model: type[M], text: str, source: str, *, what: str | None = 
         field = err.location.field or ""
         loc = Location(source, index.line_of(field), field or None)
         raise InputError(err.problem, expected=err.expected, location=loc) from None
+
+
+# ----- large inputs: cluster dumps and snapshots -----
+# Dumps of real clusters run to hundreds of megabytes. They are parsed by libyaml (PyYAML's C
+# loader, when installed) or ``json`` without a node tree; the line index is built only when a
+# message needs a line. Any syntax error is re-read by ``parse_yaml`` so its message and line are
+# exactly the ones every other file gets.
+_CBase: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _FastLoader(_CBase):  # type: ignore[misc]
+    """The C loader with ``_Loader``'s resolvers, rejecting duplicate keys as it builds maps."""
+
+
+_FastLoader.yaml_implicit_resolvers = _Loader.yaml_implicit_resolvers
+
+
+def _fast_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    keys: set[Any] = set()
+    for key_node, _ in node.value:
+        key = key_node.value
+        if key in keys and key != "<<":
+            loc = Location(getattr(loader, "_gp_source", None), key_node.start_mark.line + 1)
+            raise InputError(f"duplicate key {key!r}", expected="each key once", location=loc)
+        keys.add(key)
+    return yaml.SafeLoader.construct_mapping(loader, node, deep)
+
+
+_FastLoader.construct_mapping = _fast_mapping
+
+
+class LazyLineIndex:
+    """A ``LineIndex`` built on first use, for text parsed without a node tree."""
+
+    def __init__(self, text: str, source: str, first_line: int = 1) -> None:
+        self.source = source
+        self._text = text
+        self._pad = first_line - 1
+        self._index: LineIndex | None = None
+
+    def line_of(self, field: str) -> int | None:
+        if self._index is None:
+            node, _ = parse_yaml("\n" * self._pad + self._text, self.source)
+            if node is None:
+                return None
+            self._index = LineIndex(node, self.source)
+        return self._index.line_of(field)
+
+
+def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def load_fast(text: str, source: str, *, first_line: int = 1) -> Any:
+    """The data of one document, fast; errors are located as :func:`parse_yaml` locates them."""
+    stripped = text.lstrip()
+    try:
+        if stripped[:1] in ("{", "["):
+            try:
+                return json.loads(text, object_pairs_hook=_json_pairs)
+            except ValueError:
+                pass  # not JSON after all, or a duplicate key: YAML says where
+        loader = _FastLoader(text)
+        loader._gp_source = source
+        try:
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
+    except InputError as err:
+        if err.location.line is not None and first_line > 1:
+            loc = Location(source, err.location.line + first_line - 1, err.location.field)
+            raise InputError(err.problem, expected=err.expected, location=loc) from None
+        raise
+    except (yaml.YAMLError, ValueError, RecursionError):
+        parse_yaml("\n" * (first_line - 1) + text, source)  # raises the located error
+        raise InputError("YAML error", expected="valid YAML", location=Location(source)) from None

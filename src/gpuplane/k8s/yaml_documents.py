@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gpuplane.core.yamlio import LineIndex, parse_yaml
+from gpuplane.core.yamlio import LazyLineIndex, LineIndex, load_fast, parse_yaml
 
 _START = re.compile(r"^---(?:[ \t].*)?$")
 _END = re.compile(r"^\.\.\.(?:[ \t].*)?$")
@@ -23,7 +23,7 @@ _END = re.compile(r"^\.\.\.(?:[ \t].*)?$")
 @dataclass(frozen=True, slots=True)
 class YamlDocument:
     data: Any
-    index: LineIndex
+    index: LineIndex | LazyLineIndex
     first_line: int  # 1-based line where the document starts
 
     def line_of(self, field: str) -> int | None:
@@ -59,4 +59,17 @@ def read_documents(text: str, source: str) -> list[YamlDocument]:
         if node is None or data is None:
             continue
         out.append(YamlDocument(data=data, index=LineIndex(node, source), first_line=start + 1))
+    return out
+
+
+def read_documents_fast(text: str, source: str) -> list[YamlDocument]:
+    """:func:`read_documents` for large dumps: parsed by libyaml or ``json``, lines looked up
+    only when a message needs one (same errors, same lines)."""
+    out: list[YamlDocument] = []
+    for start, piece in _pieces(text):
+        data = load_fast(piece, source, first_line=start + 1)
+        if data is None:
+            continue
+        index = LazyLineIndex(piece, source, first_line=start + 1)
+        out.append(YamlDocument(data=data, index=index, first_line=start + 1))
     return out

@@ -21,7 +21,7 @@ from gpuplane.autoscaler.keda.model import ScaledObjectIn
 from gpuplane.autoscaler.keda.scalers import build_scaler
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.validation import validate_model
-from gpuplane.core.yamlio import LineIndex
+from gpuplane.core.yamlio import LazyLineIndex, LineIndex
 
 
 def _fail(problem: str, field: str, expected: str | None = None) -> InputError:
@@ -131,7 +131,7 @@ def validate_scaled_object(so: ScaledObjectIn) -> ScaledObjectIn:
 
 
 def scaled_object_from_dict(
-    data: object, index: LineIndex | None = None, source: str | None = None
+    data: object, index: LineIndex | LazyLineIndex | None = None, source: str | None = None
 ) -> ScaledObjectIn:
     """Validate a ScaledObject manifest (as parsed from YAML/JSON)."""
     try:

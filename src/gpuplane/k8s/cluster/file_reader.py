@@ -19,7 +19,7 @@ from gpuplane.core.errors import InputError, Location
 from gpuplane.k8s.cluster.api_lister import RawObject
 from gpuplane.k8s.cluster.catalogue import SNAPSHOT_KEYS, resource_for_kind
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot, Skipped
-from gpuplane.k8s.yaml_documents import YamlDocument, read_documents
+from gpuplane.k8s.yaml_documents import YamlDocument, read_documents_fast
 
 DUMP_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -38,8 +38,12 @@ class _Found:
 
     obj: RawObject
     source: str
-    line: int | None
+    doc: YamlDocument
     field: str
+
+    @property
+    def line(self) -> int | None:
+        return self.doc.line_of(self.field)
 
 
 def dump_files(paths: Sequence[Path]) -> list[Path]:
@@ -129,10 +133,10 @@ def _read_file(path: Path) -> tuple[list[_Found], list[Skipped]]:
         raise InputError(f"cannot read the file: {exc}", location=Location(str(path))) from exc
     found: list[_Found] = []
     notes: list[Skipped] = []
-    for number, doc in enumerate(read_documents(text, str(path)), start=1):
+    for number, doc in enumerate(read_documents_fast(text, str(path)), start=1):
         notes.extend(_unused_simulator_parts(doc))
         for field, obj in _document_objects(doc, number):
-            found.append(_Found(obj, str(path), doc.line_of(field), field))
+            found.append(_Found(obj, str(path), doc, field))
     return found, notes
 
 

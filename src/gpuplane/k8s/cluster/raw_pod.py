@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, cast
 
 from gpuplane.api.owner import OwnerRef
@@ -59,12 +60,17 @@ def _list(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+@lru_cache(maxsize=4096)
+def _amount(name: str, raw: object) -> int:
+    return canonical_amount(name, parse_manifest_quantity(raw))
+
+
 def _amounts(values: object, where: str, field: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for name, raw in _dict(values).items():
         try:
-            out[str(name)] = canonical_amount(str(name), parse_manifest_quantity(raw))
-        except (InputError, ValueError) as exc:
+            out[str(name)] = _amount(str(name), raw)
+        except (InputError, ValueError, TypeError) as exc:
             raise fail(where, f"{field}.{name}", f"invalid quantity {raw!r}: {exc}") from None
     return out
 

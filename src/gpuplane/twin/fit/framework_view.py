@@ -18,7 +18,7 @@ from gpuplane.api.resources import NVIDIA_GPU, PODS
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot, make_snapshot
 from gpuplane.scheduler.framework.types import MILLI_PER_GPU, BoundPod, IntArray
 from gpuplane.topology.model import NodeTopology
-from gpuplane.twin.fit.holdings import NodeHolding, replay_node
+from gpuplane.twin.fit.holdings import NodeHolding, ReplayCache, replay_node
 from gpuplane.twin.fit.model import FitCluster, FitPod
 
 
@@ -91,10 +91,11 @@ def framework_view(
     ``changed`` are taken from it instead of replayed."""
     names = [n.name for n in cluster.nodes]
     by_node = _by_node(cluster)
+    cache: ReplayCache = {}
     holdings = {
         n.name: reuse[n.name]
         if reuse is not None and n.name in reuse and n.name not in changed
-        else replay_node(n, by_node[n.name])
+        else replay_node(n, by_node[n.name], cache)
         for n in cluster.nodes
     }
     resources = sorted(

@@ -49,9 +49,7 @@ def gpu_set(topo: NodeTopology, gpus: Sequence[int], message_bytes: int) -> GpuS
 def numa_split(topo: NodeTopology, free: Sequence[int]) -> dict[int, int]:
     """Free GPUs per NUMA node (GPUs without one under -1)."""
     return dict(
-        sorted(
-            Counter(-1 if (n := topo.gpus[g].numa) is None else int(n) for g in free).items()
-        )
+        sorted(Counter(-1 if (n := topo.gpus[g].numa) is None else int(n) for g in free).items())
     )
 
 

@@ -125,9 +125,51 @@ def _replay_one(
     return (tuple(sorted(got)) if got else tuple(free[: pod.gpus])), (), False
 
 
-def replay_node(node: FitNode, pods: Sequence[FitPod]) -> NodeHolding:
+# Replays of nodes with the same hardware, kubelet configuration and pod shapes in the same
+# order come out the same: (hardware id, config, shapes) -> (GPUs, CPUs, admitted) per pod.
+ReplayCache = dict[tuple[object, ...], tuple[tuple[tuple[int, ...], tuple[int, ...], bool], ...]]
+
+
+def _shape(pod: FitPod, manages: bool) -> tuple[object, ...]:
+    if not manages:
+        return (pod.gpus, pod.gpu_ids)
+    containers = tuple(
+        (c.name, tuple(sorted(c.requests.items())), c.init) for c in pod.info.container_list()
+    )
+    return (pod.gpus, pod.gpu_ids, pod.info.qos, containers)
+
+
+def replay_node(
+    node: FitNode, pods: Sequence[FitPod], cache: ReplayCache | None = None
+) -> NodeHolding:
     """The assumed holding of ``node`` from its bound pods (see the module docstring)."""
     holding = sorted((p for p in pods if p.holds), key=lambda p: (p.start_s, p.info.key))
+    topo = node.hardware.topology
+    if cache is None or topo is None:
+        return _replay(node, holding)
+    manages = node.kubelet.manages_resources
+    key = (id(topo), node.gpus, node.kubelet, tuple(_shape(p, manages) for p in holding))
+    found = cache.get(key)
+    if found is None:
+        result = _replay(node, holding)
+        cache[key] = tuple(
+            (
+                result.gpus_by_pod.get(p.info.uid, ()),
+                result.cpus_by_pod.get(p.info.uid, ()),
+                p.info.key not in result.replay_misses,
+            )
+            for p in holding
+        )
+        return result
+    gpus = {p.info.uid: g for p, (g, _, _) in zip(holding, found, strict=True) if g}
+    cpus = {p.info.uid: c for p, (_, c, _) in zip(holding, found, strict=True) if c}
+    misses = tuple(p.info.key for p, (_, _, ok) in zip(holding, found, strict=True) if not ok)
+    known = frozenset(g for p in holding if p.gpu_ids is not None for g in p.gpu_ids)
+    unknown = sum(p.gpus for p in holding if p.gpu_ids is None)
+    return NodeHolding(node.name, gpus, cpus, unknown, known, misses)
+
+
+def _replay(node: FitNode, holding: Sequence[FitPod]) -> NodeHolding:
     known = frozenset(g for p in holding if p.gpu_ids is not None for g in p.gpu_ids)
     gpus: dict[str, tuple[int, ...]] = {
         p.info.uid: p.gpu_ids for p in holding if p.gpu_ids is not None
