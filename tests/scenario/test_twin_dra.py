@@ -152,3 +152,39 @@ def test_bad_claim_template_is_located_in_its_file(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         load_scenario_spec(path)
     assert str(info.value).startswith(f"{tmp_path / 'dra.yaml'}:")
+
+
+BROKEN_ONLY = """\
+name: dra-error
+node_pools:
+  - name: seed
+    preset: seed-8gpu
+    count: 1
+    dra: true
+dra: [dra.yaml]
+workloads:
+  - name: batch
+    path: batch.yaml
+    duration: {fixed: 10m}
+"""
+
+
+def test_an_allocator_error_is_retried_after_back_off(tmp_path: Path) -> None:
+    """The claim's selector reads an attribute no device has: every attempt fails with the
+    allocator's CEL runtime error (an Error, not Unschedulable), so the pod is retried on its
+    back-off (1 s doubling to 10 s) with no cluster event, and keeps reason SchedulerError."""
+    broken = DRA.replace(
+        "exactly: {deviceClassName: gpu.nvidia.com}",
+        "exactly:\n          deviceClassName: gpu.nvidia.com\n          selectors:\n"
+        "          - cel: {expression: 'device.attributes[\"gpu.nvidia.com\"].nope == 1'}",
+    )
+    assert broken != DRA
+    path = write(tmp_path, **{"scenario.yaml": BROKEN_ONLY, "dra.yaml": broken})
+    sim = simulation_from_spec(load_scenario_spec(path).spec, seed=0, check_invariants=True)
+    result = sim.run(60.0)
+    (pod,) = sim.cluster.store.pods.values()
+    assert pod.node_name is None and pod.scheduled_reason == "SchedulerError"
+    assert pod.schedule_attempts >= 7  # t = 0, 1, 3, 7, 15, 25, 35, 45, 55
+    (event,) = [e for e in result.events if e.reason == "FailedScheduling"]
+    assert event.message.startswith('running "DynamicResources" filter plugin: claim ml/batch-')
+    assert "CEL runtime error: no such key: nope" in event.message

@@ -20,6 +20,9 @@ from gpuplane.slicing.dra.node_selector import DraNode
 
 # kubelet labels every node with its host name, which is the node name unless overridden.
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+# The answer is an allocation error (the scheduling attempt would fail), not a usage error (2);
+# "unsatisfiable" and allocations exit 0.
+ALLOCATION_ERROR_EXIT = 1
 _ACCEPTED = "ResourceSlice, DeviceClass and ResourceClaim objects"
 
 dra_app = typer.Typer(
@@ -104,7 +107,9 @@ def allocate_command(
     allocator (Kubernetes 1.36) would.
 
     Claims with status.allocation hold their devices; the others are allocated together.
-    Prints each new status.allocation, or why none exists (unsatisfiable, or an error).
+    Prints each new status.allocation, or why none exists: "unsatisfiable" (the pod is
+    unschedulable; exit 0) or "error" (the scheduler's attempt fails with the allocator's
+    error; exit 1).
     """
     check_subdomain("--node", node)
     dra_node = DraNode(node, parse_node_labels(node_labels, node))
@@ -114,13 +119,20 @@ def allocate_command(
         print_json(result)
     else:
         _print_result(result, node, str(file))
+    if "error" in result:
+        raise typer.Exit(ALLOCATION_ERROR_EXIT)
 
 
 # ----- the table -----
 def _print_result(result: dict[str, Any], node: str, source: str) -> None:
     if "error" in result:
-        out.print(f"[bold red]allocation error[/] on node {escape(node)}:")
-        out.print(escape(str(result["error"])), soft_wrap=True)
+        out.print(f"[bold red]error:[/] {escape(str(result['error']))}", soft_wrap=True)
+        out.print(
+            f"(on node {escape(node)} the DynamicResources plugin answers Error: kube-scheduler "
+            "fails the pod's scheduling attempt and retries after back-off; the pod is not "
+            "unschedulable)",
+            soft_wrap=True,
+        )
         return
     if result.get("unsatisfiable"):
         out.print(

@@ -6,7 +6,8 @@ The claims that already carry ``status.allocation`` hold their devices (except r
 being scheduled and is allocated together with the others, in the given order, on ``node``, as
 the DynamicResources plugin does in Filter. Before that, its PreFilter refuses a claim that is
 being deleted or whose request names a device class that does not exist (the pod is then
-unschedulable everywhere, with the plugin's message).
+unschedulable everywhere, with the plugin's message: kube-scheduler never lets the allocator
+reach its own "could not retrieve device class" error).
 
 The answer is one of:
 
@@ -15,13 +16,14 @@ The answer is one of:
   omits when empty left out, ``nodeSelector`` pinning node-local devices with a
   ``metadata.name`` field selector). ``allocationTimestamp`` is left out: the API sets it only
   with the alpha binding-conditions gates, and a pure decision has no clock.
-- ``{"unsatisfiable": true, "reason", "detail"}``: no allocation exists; ``reason`` is the
-  plugin's status message (``cannot allocate all claims``, ``invalid resource pools were
-  encountered``, a PreFilter message), ``detail`` gpuplane's explanation (which claim cannot fit
-  even alone, or that the node sees no devices at all).
-- ``{"error": message}``: the allocator failed the way that aborts the scheduling attempt (a CEL
-  runtime error such as a missing attribute, too many devices, an ``All`` request meeting an
-  incomplete pool), with the allocator's message.
+- ``{"unsatisfiable": true, "reason", "detail"}``: no allocation exists and the pod is
+  Unschedulable; ``reason`` is the plugin's status message (``cannot allocate all claims``,
+  ``invalid resource pools were encountered``, a PreFilter message), ``detail`` gpuplane's
+  explanation (which claim cannot fit even alone, or that the node sees no devices at all).
+- ``{"error": message}``: the plugin answered Error, which fails the whole scheduling attempt (a
+  CEL runtime error such as a missing attribute, too many devices, an ``All`` request meeting an
+  incomplete or invalid pool, a request naming no class), with the allocator's (or PreFilter's)
+  message; kube-scheduler reports it as ``running "DynamicResources" filter plugin: <message>``.
 """
 
 from __future__ import annotations
@@ -158,8 +160,10 @@ def _prefilter(
             )
     for claim in pending:
         problem = claim_problem(claim, "", False, classes, features)
+        if problem is not None and problem.error:
+            return {"error": problem.message}
         if problem is not None:
-            return _unsatisfiable(problem, f"claim {claim.key}")
+            return _unsatisfiable(problem.message, f"claim {claim.key}")
     return None
 
 

@@ -179,9 +179,11 @@ def test_class_selectors_apply_and_a_missing_class_is_an_error() -> None:
     only_y = dclass("y-only", 'device.attributes["gpu.nvidia.com"].kind == "y"')
     assert chosen(run([claim("c", req(cls="y-only"))], [s], [only_y])) == ["b"]
     out = run([claim("c", req(cls="nope"))], [s], [only_y])
+    # structured/allocator.go: the class lister's NotFound error follows the colon.
     assert out.kind is OutcomeKind.ERROR
-    assert 'could not retrieve device class nope: deviceclass.resource.k8s.io "nope" not found' in (
-        out.message
+    assert out.message == (
+        "claim default/c, request gpu: could not retrieve device class nope: "
+        'deviceclass.resource.k8s.io "nope" not found'
     )
 
 

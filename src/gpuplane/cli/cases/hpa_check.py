@@ -5,11 +5,13 @@ A case names its family (the list it comes from); each family exercises one part
 controller through the same functions the twin's HPA uses:
 
 - ``replica_calc_cases``: the replica calculator for one metric (``expected_replicas`` and the
-  reported usage, or ``expected_error_contains`` with the controller's error);
+  reported usage, or ``expected_error_contains`` with the controller's error); optional
+  ``extra_metrics_for_unknown_pods_milli`` are samples of pods the pod list lacks;
 - ``behavior_rate_cases`` / ``limit_cases``: scaling policies and their limits;
 - ``stabilization_cases`` / ``legacy_stabilization_cases``: recommendation windows;
 - ``legacy_rules_cases``: the clamp without a behavior;
-- ``controller_cases``: a whole sync (``controller.decide``) with no metrics.
+- ``controller_cases``: a whole sync (``controller.decide``) with one CPU Utilization metric,
+  fed by the optional per-pod ``pod_cpu_usage_milli`` / ``pod_cpu_request_milli``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from gpuplane.api.pod_phase import PodPhase
+from gpuplane.api.resources import CPU
 from gpuplane.autoscaler.hpa.controller import HpaSnapshot, decide
 from gpuplane.autoscaler.hpa.metrics import MetricsSnapshot, ObjectMetricValue
 from gpuplane.autoscaler.hpa.normalize import (
@@ -50,6 +53,7 @@ from gpuplane.autoscaler.hpa.spec import (
     ObjectReference,
     cpu_utilization_metric,
 )
+from gpuplane.autoscaler.hpa.state import HpaState
 from gpuplane.cli.cases.case_json import parse_case_json
 from gpuplane.cli.cases.hpa_check_models import (
     BehaviorRateCase,
@@ -95,7 +99,19 @@ def _pods_and_samples(case: ReplicaCalcCase) -> tuple[tuple[PodInfo, ...], dict[
             # A hot pod's sample was taken when it started: its window overlaps start-up.
             stamp = start if p.start == "hot" else NOW_S
             samples[p.name] = PodMetric(p.usage_milli, stamp, METRIC_WINDOW_S)
+    known = {p.name for p in pods}
+    for i, value in enumerate(case.extra_metrics_for_unknown_pods_milli):
+        samples[_unknown_name(i, known)] = PodMetric(value, NOW_S, METRIC_WINDOW_S)
     return tuple(pods), samples
+
+
+def _unknown_name(i: int, known: set[str]) -> str:
+    """A pod name the case's pod list does not hold (the metrics API's sample of a pod the
+    informer does not know, e.g. one just deleted)."""
+    name = f"unknown-pod-{i}"
+    while name in known:
+        name += "-x"
+    return name
 
 
 def _replica_calc(case: ReplicaCalcCase) -> Proposal:
@@ -207,14 +223,52 @@ def run_legacy_rules(case: LegacyRulesCase) -> dict[str, Any]:
     return {"expected_replicas": limited.replicas, "expected_condition": limited.reason}
 
 
+# horizontal_test.go names its pods test-pod-<i> and gives each 1 CPU unless told otherwise.
+CONTROLLER_POD_PREFIX = "test-pod"
+CONTROLLER_DEFAULT_REQUEST_MILLI = 1000
+
+
+def _controller_pods(
+    case: ControllerCase, status_replicas: int
+) -> tuple[tuple[PodInfo, ...], MetricsSnapshot]:
+    """The pods and CPU samples of a controller case (see ``ControllerCase``); none when the
+    case gives no per-pod input."""
+    usage, requests = case.pod_cpu_usage_milli, case.pod_cpu_request_milli
+    if usage is None and requests is None:
+        return (), MetricsSnapshot()
+    if requests is None:
+        requests = [CONTROLLER_DEFAULT_REQUEST_MILLI] * status_replicas
+    start = NOW_S - COOL_AGE_S
+    pods = tuple(
+        PodInfo(
+            name=f"{CONTROLLER_POD_PREFIX}-{i}",
+            ready_transition_s=start,
+            start_s=start,
+            containers=(ContainerInfo("container", () if r is None else ((CPU, r),)),),
+        )
+        for i, r in enumerate(requests)
+    )
+    samples = {
+        f"{CONTROLLER_POD_PREFIX}-{i}": PodMetric(value, NOW_S, METRIC_WINDOW_S)
+        for i, value in enumerate(usage or ())
+        if value is not None
+    }
+    return pods, MetricsSnapshot(resource={CPU: samples} if samples else {})
+
+
 def run_controller(case: ControllerCase) -> dict[str, Any]:
     spec = HpaSpec(
         max_replicas=case.max_replicas,
         min_replicas=case.min_replicas,
-        metrics=(cpu_utilization_metric(case.cpu_target),),
+        metrics=(cpu_utilization_metric(case.cpu_target_utilization),),
     )
     status = case.spec_replicas if case.status_replicas is None else case.status_replicas
-    decision = decide(HpaSnapshot(NOW_S, spec, case.spec_replicas, status), HpaControllerSettings())
+    pods, metrics = _controller_pods(case, status)
+    # The harness's HPA reports status.desiredReplicas = spec replicas from before this sync; a
+    # sync whose metrics all fail leaves it so.
+    state = HpaState(desired_replicas=case.spec_replicas)
+    snapshot = HpaSnapshot(NOW_S, spec, case.spec_replicas, status, pods, metrics, state)
+    decision = decide(snapshot, HpaControllerSettings())
     last = decision.conditions[-1]
     return {
         "expected_desired_replicas": decision.desired_replicas,

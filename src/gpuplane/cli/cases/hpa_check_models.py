@@ -8,9 +8,9 @@ policies use the Kubernetes API's camelCase names and its validation bounds (a p
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 from gpuplane.autoscaler.hpa.normalize import Recommendation, ScaleEvent
 from gpuplane.autoscaler.hpa.replica_calculator import Tolerances
@@ -112,6 +112,10 @@ ReplicaCalcKind = Literal[
 ]
 
 
+# The kinds whose metric is a sample per pod (the others read one object or external value).
+POD_SAMPLE_KINDS = ("resource_utilization", "resource_average_value", "pods_metric")
+
+
 class ReplicaCalcCase(_Case):
     kind: ReplicaCalcKind
     current_replicas: int = Field(ge=0)
@@ -121,6 +125,19 @@ class ReplicaCalcCase(_Case):
     metric_values_milli: list[int] = Field(default_factory=list)
     status_replicas: int | None = Field(None, ge=0)
     resource: str = "cpu"
+    extra_metrics_for_unknown_pods_milli: list[int] = Field(
+        default_factory=list,
+        description="pod-total samples the metrics API returns for pods not in the pod list",
+    )
+
+    @model_validator(mode="after")
+    def _unknown_pods_need_pod_samples(self) -> Self:
+        if self.extra_metrics_for_unknown_pods_milli and self.kind not in POD_SAMPLE_KINDS:
+            raise ValueError(
+                "extra_metrics_for_unknown_pods_milli are pod samples: only kinds "
+                f"{', '.join(POD_SAMPLE_KINDS)} read them, not {self.kind}"
+            )
+        return self
 
 
 class BehaviorRateCase(_Case):
@@ -172,8 +189,31 @@ class LegacyRulesCase(_Case):
 
 
 class ControllerCase(_Case):
+    """A whole sync with one CPU Utilization metric. The per-pod inputs follow
+    horizontal_test.go's harness: pod ``i`` is ``test-pod-<i>`` (Running, Ready, started long
+    ago, one container); ``pod_cpu_request_milli`` gives one request per pod (null: the pod sets
+    no CPU request), and without it there are ``status_replicas`` pods of 1000m each;
+    ``pod_cpu_usage_milli[i]`` is test-pod-<i>'s fresh sample (null or past the end: none), and
+    entries past the last pod are samples of pods the lister does not know."""
+
     min_replicas: int | None = Field(None, ge=0)
     max_replicas: int = Field(ge=1)
     spec_replicas: int = Field(ge=0)
     status_replicas: int | None = Field(None, ge=0)
-    cpu_target: int = Field(80, gt=0, description="CPU Utilization target, percent")
+    cpu_target_utilization: int = Field(
+        80,
+        gt=0,
+        validation_alias=AliasChoices("cpu_target_utilization", "cpu_target"),
+        description="the CPU Utilization target, percent (also accepted as cpu_target)",
+    )
+    pod_cpu_usage_milli: list[int | None] | None = Field(None, description="per-pod CPU samples")
+    pod_cpu_request_milli: list[int | None] | None = Field(
+        None, description="per-pod CPU requests (null: none)"
+    )
+
+    @model_validator(mode="after")
+    def _requests_are_not_negative(self) -> Self:
+        for value in (*(self.pod_cpu_request_milli or ()), *(self.pod_cpu_usage_milli or ())):
+            if value is not None and value < 0:
+                raise ValueError(f"CPU requests and samples are >= 0, got {value}")
+        return self

@@ -5,6 +5,12 @@
 PostFilter when nothing fits, PreScore/Score/NormalizeScore, Reserve, Permit. A pod Permit
 allows goes through the binding cycle (PreBind, Bind) at once; a waiting one keeps its
 reservation in the state until a plugin allows or rejects it, or its wait times out.
+
+A PreFilter or Filter plugin answering Error (not Unschedulable) fails the attempt with that
+error: no other node is tried, PostFilter does not run, the pod's nomination is cleared, and the
+failure is marked ``error`` (kube: PodScheduled reason SchedulerError, the pod retried after its
+back-off rather than waiting for a cluster event). An Error on the nominated node alone is only
+logged by kube-scheduler, which then searches all nodes; so it is here.
 """
 
 from __future__ import annotations
@@ -15,10 +21,12 @@ from typing import cast
 import numpy as np
 
 from gpuplane.scheduler.framework.decision import DecisionBuilder, Preemption, Unschedulable
-from gpuplane.scheduler.framework.explain import Diagnosis, ReasonGroup
+from gpuplane.scheduler.framework.explain import Diagnosis, ReasonGroup, pre_filter_error
 from gpuplane.scheduler.framework.filtering import (
     charge_nominated,
     filter_all,
+    filter_errors,
+    first_error,
     first_feasible,
     num_feasible_nodes_to_find,
 )
@@ -178,6 +186,9 @@ class Framework:
             return Diagnosis(0, (), pre_filter_msg=NO_NODES)
         for plugin in self.pre_filters:
             status = plugin.pre_filter(cs, pod, st)
+            if status.code is Code.ERROR:
+                error = pre_filter_error(plugin.name, status.message)
+                return Diagnosis(st.num_nodes, st.snap.node_names, error=error)
             if not status.ok:
                 absent = (plugin.name, status.code, status.message)
                 return Diagnosis(
@@ -199,11 +210,14 @@ class Framework:
         return num_feasible_nodes_to_find(percentage, st.num_nodes, bool(self.scores))
 
     def filter_nodes(self, cs: CycleState, pod: PodInfo, st: ClusterState) -> IntArray | Diagnosis:
-        mask, diagnosis = filter_all(self.filters, cs, pod, st)
+        mask, masks, diagnosis = filter_all(self.filters, cs, pod, st)
+        feasible, k, named = np.flatnonzero(mask), self.num_to_find(st), pre_filter_nodes(cs)
+        error = first_error(st, feasible, filter_errors(cs, pod, st, masks), k, named)
+        if error is not None:
+            return Diagnosis(st.num_nodes, st.snap.node_names, error=error)
         if diagnosis is not None:
             return diagnosis
-        k = self.num_to_find(st)
-        return first_feasible(st, np.flatnonzero(mask), k, pre_filter_nodes(cs))
+        return first_feasible(st, feasible, k, named)
 
     def select_host(self, cs: CycleState, pod: PodInfo, st: ClusterState, nodes: IntArray) -> int:
         """The feasible node with the highest weighted score. kube-scheduler picks among equal
@@ -329,6 +343,10 @@ class Framework:
     def _fail(
         self, cs: CycleState, pod: PodInfo, st: ClusterState, diag: Diagnosis, out: DecisionBuilder
     ) -> None:
+        if diag.error:
+            # schedulingCycle: not a FitError, so no PostFilter and the nomination is cleared.
+            out.fail(Unschedulable(pod.uid, diag.error, diag, clear_nomination=True, error=True))
+            return
         if not self.post_filters or diag.pre_filter_msg == NO_NODES:
             out.fail(Unschedulable(pod.uid, diag.message(), diag, clear_nomination=True))
             return

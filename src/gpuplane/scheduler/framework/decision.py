@@ -34,6 +34,10 @@ class Unschedulable:
     nominated_node: str | None = None
     # The pod's nominatedNodeName is cleared (preemption found nothing to do).
     clear_nomination: bool = False
+    # The attempt failed with an Error status (a plugin's error, not a rejection): kube sets the
+    # PodScheduled reason SchedulerError and retries the pod after its back-off instead of
+    # waiting in unschedulablePods for a cluster event.
+    error: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,11 @@ strings sorted as strings (sortReasonsHistogram), a node counting once per reaso
 filter plugin that rejected it; nodes without an explicit status count under the "absent nodes"
 status. When PostFilter ran and said something, `` <PostFilter message>`` follows, e.g.
 ``preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.``
+
+A plugin answering Error (not a rejection) ends the attempt instead: kube-scheduler's
+schedulePod returns that error, not a FitError, and the message is the error's text, wrapped by
+the framework as ``running PreFilter plugin "<name>": <message>`` or
+``running "<name>" filter plugin: <message>`` (framework/runtime/framework.go).
 """
 
 from __future__ import annotations
@@ -44,6 +49,9 @@ class Diagnosis:
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
     unschedulable_plugins: frozenset[str] = field(default_factory=frozenset)
+    # Set when a PreFilter or Filter plugin answered Error: the attempt failed with this message
+    # (no FitError, no PostFilter).
+    error: str = ""
 
     def histogram(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -61,6 +69,8 @@ class Diagnosis:
         return int(np.unique(np.concatenate([g.nodes for g in self.groups])).size)
 
     def message(self) -> str:
+        if self.error:
+            return self.error
         text = f"0/{self.num_all_nodes} nodes are available:"
         if self.pre_filter_msg:
             text += f" {self.pre_filter_msg}."
@@ -96,7 +106,18 @@ class Diagnosis:
             self.pre_filter_msg,
             message,
             self.unschedulable_plugins,
+            self.error,
         )
+
+
+def pre_filter_error(plugin: str, message: str) -> str:
+    """The framework's text for a PreFilter plugin's Error (RunPreFilterPlugins)."""
+    return f'running PreFilter plugin "{plugin}": {message}'
+
+
+def filter_error(plugin: str, message: str) -> str:
+    """The framework's text for a Filter plugin's Error (RunFilterPlugins)."""
+    return f'running "{plugin}" filter plugin: {message}'
 
 
 def fit_error(num_nodes: int, reasons: Mapping[str, int]) -> str:

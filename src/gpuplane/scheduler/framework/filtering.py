@@ -5,6 +5,10 @@ RunFilterPluginsWithNominatedPods).
 Vectorised: every Filter plugin answers for all nodes at once, the masks are ANDed, and the first
 ``numFeasibleNodesToFind`` feasible nodes from the round-robin start index are kept. A node is
 charged to the first plugin that rejects it, as kube-scheduler stops at the first failing filter.
+
+A Filter that answers Error rather than rejecting (only plugins with ``filter_may_error``) ends
+the search where kube-scheduler's would meet it: the attempt fails with that error, whatever
+other nodes fit (findNodesThatPassFilters cancels the remaining checks).
 """
 
 from __future__ import annotations
@@ -13,9 +17,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gpuplane.scheduler.framework.explain import Diagnosis, ReasonGroup
+from gpuplane.scheduler.framework.explain import Diagnosis, ReasonGroup, filter_error
 from gpuplane.scheduler.framework.interfaces import FilterPlugin, pre_filter_nodes
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
+from gpuplane.scheduler.framework.status import Code
 from gpuplane.scheduler.framework.types import BoolArray, IntArray, PodInfo
 
 # schedule_one.go: minFeasibleNodesToFind, minFeasibleNodesPercentageToFind.
@@ -95,8 +100,9 @@ def charge_nominated(st: ClusterState, nominated: dict[int, list[PodInfo]], sign
 
 def filter_all(
     filters: Sequence[FilterPlugin], cs: CycleState, pod: PodInfo, st: ClusterState
-) -> tuple[BoolArray, Diagnosis | None]:
-    """Feasible-node mask over all nodes, and the diagnosis when none is feasible.
+) -> tuple[BoolArray, Masks, Diagnosis | None]:
+    """Feasible-node mask over all nodes, each plugin's mask of the deciding pass, and the
+    diagnosis when none is feasible.
 
     Nodes with equal- or higher-priority nominated pods must fit the pod both with those pods
     counted and without them (RunFilterPluginsWithNominatedPods); the rejection reported is the
@@ -107,14 +113,69 @@ def filter_all(
     if pre_filter_nodes(cs) is not None:
         plain = plain & candidates(cs, st)
     if not nominated:
-        return plain, None if plain.any() else diagnose(cs, pod, st, masks)
+        return plain, masks, None if plain.any() else diagnose(cs, pod, st, masks)
     charge_nominated(st, nominated, 1)
     try:
         with_nominated, masks = filter_pass(filters, cs, pod, st)
         mask = plain & with_nominated
-        return mask, None if mask.any() else diagnose(cs, pod, st, masks)
+        return mask, masks, None if mask.any() else diagnose(cs, pod, st, masks)
     finally:
         charge_nominated(st, nominated, -1)
+
+
+def filter_errors(cs: CycleState, pod: PodInfo, st: ClusterState, masks: Masks) -> dict[int, str]:
+    """Nodes whose Filter ended in an Error, with the framework's message. A node counts when
+    the plugin answering Error is the first not to pass it (later plugins never run there); only
+    plugins with ``filter_may_error = True`` are asked, the others only ever reject."""
+    passed = candidates(cs, st)
+    found: dict[int, str] = {}
+    for plugin, m in masks:
+        if m is None:
+            continue
+        rejected = np.flatnonzero(passed & ~m)
+        if rejected.size and getattr(plugin, "filter_may_error", False):
+            for group in plugin.filter_reasons(cs, pod, st, rejected):
+                if group.code is Code.ERROR:
+                    message = filter_error(plugin.name, group.reason)
+                    found.update((int(i), message) for i in group.nodes)
+        passed &= m
+    return found
+
+
+def first_error(
+    st: ClusterState,
+    feasible: IntArray,
+    errors: dict[int, str],
+    k: int,
+    named: IntArray | None = None,
+) -> str | None:
+    """The Error the search meets first, or None.
+
+    The search visits the nodes as ``first_feasible`` does: from the round-robin start until the
+    (k+1)-th feasible node (or only the nodes PreFilter named, all of them, in index order). On an
+    Error it stops there, and the start moves past the nodes checked before it (kube updates
+    nextStartNodeIndex whether or not an error occurred).
+    """
+    if not errors:
+        return None
+    n = st.num_nodes
+    if named is not None:
+        order, stop = named, named.size
+    else:
+        order = (st.next_start + np.arange(n, dtype=np.int64)) % n if n else feasible[:0]
+        fits = np.zeros(n, dtype=bool)
+        fits[feasible] = True
+        positions = np.flatnonzero(fits[order])
+        stop = int(positions[k]) if positions.size > k else n
+    erring = np.zeros(n, dtype=bool)
+    erring[list(errors)] = True
+    hits = np.flatnonzero(erring[order[:stop]])
+    if not hits.size:
+        return None
+    offset = int(hits[0])
+    size = order.size
+    st.next_start = (st.next_start + offset) % size if size else 0
+    return errors[int(order[offset])]
 
 
 def first_feasible(

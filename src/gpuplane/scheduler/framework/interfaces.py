@@ -119,7 +119,9 @@ class PreFilterPlugin(Plugin, Protocol):
 
 class FilterPlugin(Plugin, Protocol):
     """A plugin may set ``static_filter = True`` when its verdict depends only on node labels,
-    taints and cordoning: preemption's dry run then checks it once per node, not per victim."""
+    taints and cordoning: preemption's dry run then checks it once per node, not per victim.
+    A plugin whose Filter can answer Error (not a rejection: the pod's attempt fails) sets
+    ``filter_may_error = True``, and its ``filter_reasons`` groups carry ``Code.ERROR``."""
 
     def filter(self, cs: CycleState, pod: PodInfo, st: ClusterState) -> BoolArray | None:
         """Mask of the nodes that pass (None: all of them)."""

@@ -6,7 +6,8 @@ Three places a pending pod can be:
   attempt up to podMaxBackoffSeconds, counted from the failure);
 - unschedulablePods: failed and waits for a cluster event that may help it. An event moves every
   such pod to backoffQ (still backing off) or activeQ; a pod left there longer than
-  podMaxInUnschedulablePodsDuration (5 min) is moved anyway.
+  podMaxInUnschedulablePodsDuration (5 min) is moved anyway. A pod whose attempt failed with an
+  error (no plugin rejected it) skips this and backs off at once.
 
 The queue keeps no clock: every call says what time it is. Its owner (the twin's scheduler loop)
 decides when to pop, flush and move; QueueingHints are not modelled, so every event moves every
@@ -146,6 +147,16 @@ class SchedulingQueue:
             q.attempts, self.initial_backoff_s, self.max_backoff_s
         )
         self._move(uid, UNSCHEDULABLE, now_s)
+
+    def add_after_error(self, uid: str, now_s: float) -> None:
+        """An attempt that failed with an error, not a rejection: no plugin is waiting for a
+        cluster event, so the pod goes to backoffQ and is retried when its back-off ends
+        (AddUnschedulableIfNotPresent with no rejector plugins)."""
+        q = self._pods.get(uid)
+        if q is None:
+            return
+        self.add_unschedulable(uid, now_s)
+        self._to_active_or_backoff(uid, now_s)
 
     # ----- moves -----
     def _to_active_or_backoff(self, uid: str, now_s: float) -> None:

@@ -12,11 +12,17 @@ from __future__ import annotations
 import numpy as np
 
 from gpuplane.scheduler.framework.cycle import Framework
-from gpuplane.scheduler.framework.explain import Diagnosis, ReasonGroup
+from gpuplane.scheduler.framework.explain import Diagnosis, ReasonGroup, filter_error
 from gpuplane.scheduler.framework.interfaces import pre_filter_nodes
 from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.status import Code, Status
 from gpuplane.scheduler.framework.types import IntArray, PodInfo
+
+
+def error_diagnosis(st: ClusterState, status: Status) -> Diagnosis:
+    """The attempt ends at the first node whose Filter answered Error."""
+    message = filter_error(status.plugin, status.message)
+    return Diagnosis(st.num_nodes, st.snap.node_names, error=message)
 
 
 def diagnosis_from_statuses(st: ClusterState, statuses: dict[int, Status]) -> Diagnosis:
@@ -45,6 +51,9 @@ class ReferenceFramework(Framework):
         for offset in range(n):
             i = (start + offset) % n
             status = self.run_filters_with_nominated(cs, pod, st, i)
+            if status.code is Code.ERROR:
+                st.next_start = (start + offset) % n
+                return error_diagnosis(st, status)
             if not status.ok:
                 statuses[i] = status
             elif len(feasible) == k:
@@ -64,8 +73,11 @@ class ReferenceFramework(Framework):
         k = self.num_to_find(st)
         feasible: list[int] = []
         statuses: dict[int, Status] = {}
-        for i in (int(x) for x in named):
+        for offset, i in enumerate(int(x) for x in named):
             status = self.run_filters_with_nominated(cs, pod, st, i)
+            if status.code is Code.ERROR:
+                st.next_start = (st.next_start + offset) % named.size
+                return error_diagnosis(st, status)
             if not status.ok:
                 statuses[i] = status
             else:

@@ -97,7 +97,7 @@ class Scheduler:
             hit = failed.get(key) if key is not None else None
             if hit is not None and hit[0] == st.version:
                 prior = hit[1]
-                out.fail(Unschedulable(pod.uid, prior.message, prior.diagnosis))
+                out.fail(Unschedulable(pod.uid, prior.message, prior.diagnosis, error=prior.error))
                 continue
             before = len(out.unschedulable)
             no_fit = fw.schedule_one(st, pod, out)

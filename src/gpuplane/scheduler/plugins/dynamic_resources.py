@@ -7,13 +7,19 @@ As the real plugin (1.36), without the API round-trips the twin does not have:
   ``dra.pods`` since ``PodInfo`` has no such field). A missing claim, one being deleted, a
   template's claim not created yet or not owned by the pod, a full ``reservedFor``, an allocation
   already in flight for another pod, a missing device class: Unschedulable with the plugin's
-  message, for every node. A pod without claims passes everything.
+  message, for every node (so the allocator's own "could not retrieve device class" error is not
+  reached). A request naming no class is an Error (``statusError``). A pod without claims passes
+  everything.
 - Filter, per node: an allocated claim must be usable there (``status.allocation.nodeSelector``,
   else ``resourceclaim not available on the node``); the unallocated ones are allocated together
   by the structured allocator against the node's slices, with every device held by a claim of
   the cluster (or reserved earlier in this decision) taken: no solution is
-  ``cannot allocate all claims``; a CEL runtime error, a missing class or too many devices are
-  errors (Code.ERROR) for that node, as the allocator's errors abort the pod's attempt.
+  ``cannot allocate all claims``; invalid pools with no other solution are the allocator's
+  node-local failure (``invalid resource pools were encountered``, Unschedulable for that node,
+  as kube's ``ErrFailedAllocationOnNode``); any other allocator error (a CEL runtime error, too
+  many devices, ``All`` meeting an incomplete or invalid pool) is Code.ERROR, which the framework
+  turns into a failed attempt: ``running "DynamicResources" filter plugin: <error>``, no other
+  node tried.
 - Score / NormalizeScore: a node where a prioritized list gets an earlier subrequest scores
   higher (8 minus the subrequest's index per list), scaled by the best node.
 - Reserve: the node's allocation is recorded as in flight for the claims (kube: the assume cache
@@ -130,6 +136,8 @@ class DynamicResources:
     extension_points: ClassVar[frozenset[str]] = frozenset(
         {PRE_FILTER, FILTER, SCORE, RESERVE, PRE_BIND}
     )
+    # Allocator errors are Error statuses: the framework fails the pod's attempt on them.
+    filter_may_error: ClassVar[bool] = True
     unsupported: ClassVar[tuple[str, ...]] = (
         "PostFilter deallocation of claims allocated on unusable nodes",
         "extended resources backed by DRA (DRAExtendedResource)",
@@ -172,8 +180,10 @@ class DynamicResources:
             pending = writes.pending.get(claim.key)
             in_flight = pending is not None and pending.pod_uid != pod.uid
             problem = claim_problem(claim, pod.uid, in_flight, dra.classes, dra.features)
-            if problem:
-                return unschedulable(problem)
+            if problem is not None:
+                if problem.error:
+                    return Status(Code.ERROR, (problem.message,))
+                return unschedulable(problem.message)
         cs.data[NAME] = _PodState(
             dra=dra,
             slices=self._slices(dra),

@@ -6,12 +6,15 @@ Messages are the plugin's (kubernetes ``pkg/scheduler/framework/plugins/dynamicr
 ``resourceclaim.resource.k8s.io "<name>" not found``, ``resourceclaim "<name>" is being
 deleted``, ``ResourceClaim <ns>/<name> was not created for pod <ns>/<pod> (pod is not owner)``,
 ``resourceclaim in use`` (``reservedFor`` is full), ``resource claim <ns>/<name> is in the
-process of being allocated``, ``request <r>: device class <c> does not exist``.
+process of being allocated``, ``request <r>: device class <c> does not exist``. Each of these
+makes the pod unschedulable everywhere; a request naming no class at all is the plugin's one
+PreFilter *error* here (``request <r>: unsupported request type``: the attempt fails).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from gpuplane.slicing.dra import limits
 from gpuplane.slicing.dra.allocation import AllocationResult
@@ -44,21 +47,30 @@ def pod_resource_claims(
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class ClaimProblem:
+    """Why PreFilter stops the pod: a rejection (unschedulable on every node, kube's
+    UnschedulableAndUnresolvable) or, with ``error``, an Error status (the attempt fails)."""
+
+    message: str
+    error: bool = False
+
+
 def claim_problem(
     claim: ResourceClaim,
     pod_uid: str,
     pending: bool,
     classes: Mapping[str, DeviceClass],
     features: Features,
-) -> str | None:
+) -> ClaimProblem | None:
     """Why the pod cannot use ``claim`` on any node now, or None (PreFilter's loop body)."""
     allocation = claim.status.allocation
     if allocation is not None:
         if not claim.can_be_reserved() and not claim.is_reserved_for(pod_uid):
-            return "resourceclaim in use"
+            return ClaimProblem("resourceclaim in use")
         return None
     if pending:
-        return f"resource claim {claim.key} is in the process of being allocated"
+        return ClaimProblem(f"resource claim {claim.key} is in the process of being allocated")
     for request in claim.spec.devices.requests:
         problem = _request_problem(claim, request, classes, features)
         if problem:
@@ -71,13 +83,15 @@ def _request_problem(
     request: DeviceRequest,
     classes: Mapping[str, DeviceClass],
     features: Features,
-) -> str | None:
+) -> ClaimProblem | None:
     if request.exactly is not None:
         return _class_problem(request.exactly.device_class_name, request.name, classes)
     if not request.first_available:
-        return f"resource claim {claim.key}, request {request.name}: unknown request type"
+        return ClaimProblem(
+            f"resource claim {claim.key}, request {request.name}: unknown request type"
+        )
     if not features.prioritized_list:
-        return (
+        return ClaimProblem(
             f"resource claim {claim.key}, request {request.name}: has subrequests, but the "
             "DRAPrioritizedList feature is disabled"
         )
@@ -88,11 +102,14 @@ def _request_problem(
     return None
 
 
-def _class_problem(name: str, request: str, classes: Mapping[str, DeviceClass]) -> str | None:
+def _class_problem(
+    name: str, request: str, classes: Mapping[str, DeviceClass]
+) -> ClaimProblem | None:
     if not name:
-        return f"request {request}: unsupported request type"
+        # validateDeviceClass answers statusError here, not a rejection.
+        return ClaimProblem(f"request {request}: unsupported request type", error=True)
     if name not in classes:
-        return f"request {request}: device class {name} does not exist"
+        return ClaimProblem(f"request {request}: device class {name} does not exist")
     return None
 
 

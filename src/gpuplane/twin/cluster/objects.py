@@ -78,6 +78,9 @@ class Pod:
     # status.nominatedNodeName: preemption made room for the pod on this node.
     nominated_node_name: str | None = None
     conditions: dict[str, bool] = field(default_factory=dict)
+    # The PodScheduled condition's reason while it is False: Unschedulable, or SchedulerError
+    # when the last attempt failed with an error.
+    scheduled_reason: str | None = None
 
     @property
     def key(self) -> str:

@@ -7,7 +7,9 @@ waiting at Permit, preemptions).
   to ``decide``, which schedules them one after the other as kube-scheduler's cycles would.
 - A pod that does not fit goes to unschedulablePods with its back-off (1 s doubling to 10 s).
   Cluster events that may make room (a pod ends, a node changes) move them to backoffQ or
-  activeQ; pods left unschedulable for 5 minutes are moved anyway (checked every 30 s).
+  activeQ; pods left unschedulable for 5 minutes are moved anyway (checked every 30 s). A pod
+  whose attempt failed with an error (a plugin's Error status, e.g. a DRA allocator error) goes
+  to backoffQ and is retried when its back-off ends; its PodScheduled reason is SchedulerError.
 - Pods waiting at Permit (gangs) hold their reservation inside the scheduler between cycles and
   stay in flight; a cycle runs when the first wait times out.
 - Preemption: victims are deleted at once (no termination grace period in the twin), their
@@ -171,6 +173,7 @@ class SchedulerLoop(Component):
         self.queue.done(pod.uid)
         self._nominate(pod.uid, None)
         pod.last_schedule_message = None
+        pod.scheduled_reason = None
         self.c.count("pods_bound")
         if dra is not None and pod.template.resource_claims:
             pod.dra_devices = alloc.dra_devices
@@ -184,10 +187,14 @@ class SchedulerLoop(Component):
         pod = self.c.store.pods[failure.pod_uid]
         if pod.node_name is not None or not pod.is_active:
             return
-        self.queue.add_unschedulable(pod.uid, self.c.now)
+        if failure.error:
+            self.queue.add_after_error(pod.uid, self.c.now)
+        else:
+            self.queue.add_unschedulable(pod.uid, self.c.now)
         pod.schedule_attempts += 1
         pod.backoff_until_s = self.queue.backoff_expiry_s(pod.uid)
         pod.conditions["PodScheduled"] = False
+        pod.scheduled_reason = "SchedulerError" if failure.error else "Unschedulable"
         if failure.nominated_node is not None:
             self._nominate(pod.uid, failure.nominated_node)
         elif failure.clear_nomination and pod.nominated_node_name is not None:

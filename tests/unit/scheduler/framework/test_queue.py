@@ -53,6 +53,19 @@ def test_unschedulable_pods_wait_for_an_event_then_back_off() -> None:
     assert q.where("a") == ACTIVE
 
 
+def test_a_pod_whose_attempt_erred_backs_off_without_waiting_for_an_event() -> None:
+    q = SchedulingQueue(priority_sort)
+    q.add(make_pod("a"), 0.0)
+    q.pop_all(0.0)
+    q.add_after_error("a", 0.0)
+    assert q.where("a") == BACKOFF and q.next_ready_s(0.5) == 1.0
+    assert [p.pod.uid for p in q.pop_all(1.0)] == ["a"]
+    q.add_after_error("a", 1.0)  # second failure: 2 s back-off
+    assert q.where("a") == BACKOFF and q.backoff_expiry_s("a") == 3.0
+    q.add_after_error("gone", 1.0)  # a pod the queue does not hold is ignored
+    assert "gone" not in q
+
+
 def test_left_over_unschedulable_pods_are_flushed_after_five_minutes() -> None:
     q = SchedulingQueue(priority_sort)
     q.add(make_pod("a"), 0.0)

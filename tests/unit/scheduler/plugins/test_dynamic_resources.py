@@ -201,12 +201,13 @@ def test_an_allocator_error_is_an_error_status() -> None:
         req("gpus", cls="gpu.nvidia.com", selectors=['device.attributes["gpu.nvidia.com"].x == 1']),
         namespace="ns",
     )
-    (failed,) = (
-        scheduler().decide(cluster(1, [broken], {"p": named("c")}), [make_pod("p")]).unschedulable
-    )
-    assert failed.diagnosis is not None
-    (group,) = failed.diagnosis.groups
-    assert group.code is Code.ERROR and "CEL runtime error: no such key: x" in group.reason
+    snap = cluster(1, [broken], {"p": named("c")})
+    _, plugin_ = started(snap)
+    cs, st, pod = CycleState(), ClusterState(snap), make_pod("p")
+    assert plugin_.pre_filter(cs, pod, st).ok
+    status = plugin_.filter_node(cs, pod, st, 0)
+    assert status.code is Code.ERROR and "CEL runtime error: no such key: x" in status.message
+    # tests/unit/scheduler/plugins/test_dynamic_resources_errors.py: what the framework makes of it
 
 
 def test_score_prefers_the_node_with_the_first_choice() -> None:
