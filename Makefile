@@ -17,6 +17,8 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/gpuplane demo examples/scenario.yaml --out $(DEMO_OUT)
+	$(BIN)/gpuplane snapshot save --from examples/snapshot/mixed-cluster.yaml --out $(DEMO_OUT)/snapshot.yaml
+	$(BIN)/gpuplane fit examples/snapshot/workloads/preempt.yaml --snapshot $(DEMO_OUT)/snapshot.yaml --pools examples/snapshot/pools.yaml
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

@@ -84,7 +84,7 @@ def print_answer(answer: FitAnswer) -> None:
     fits = answer.count(Outcome.FITS)
     others = [
         f"{answer.count(o)} {o}" for o in Outcome if o is not Outcome.FITS and answer.count(o)
-    ]  # noqa: E501
+    ]
     tail = f"; {', '.join(others)}" if others else ""
     _plain(f"{fits}/{len(answer.pods)} fit as the cluster is{tail}")
     seen: set[tuple[object, ...]] = set()

@@ -21,15 +21,26 @@ SIM = "kube-scheduler-simulator.sigs.k8s.io/"
 @pytest.fixture(scope="module")
 def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("fit") / "mixed.json"
-    assert run(["snapshot", "save", "--from", str(EXAMPLES / "mixed-cluster.yaml"),
-                "--out", str(out)]) == 0
+    assert (
+        run(["snapshot", "save", "--from", str(EXAMPLES / "mixed-cluster.yaml"), "--out", str(out)])
+        == 0
+    )
     return out
 
 
-def _fit(snapshot: Path, workload: str, capsys: pytest.CaptureFixture[str], *extra: str
-         ) -> dict[str, Any]:
-    args = ["fit", str(EXAMPLES / "workloads" / workload), "--snapshot", str(snapshot),
-            "--pools", str(EXAMPLES / "pools.yaml"), "--json", *extra]
+def _fit(
+    snapshot: Path, workload: str, capsys: pytest.CaptureFixture[str], *extra: str
+) -> dict[str, Any]:
+    args = [
+        "fit",
+        str(EXAMPLES / "workloads" / workload),
+        "--snapshot",
+        str(snapshot),
+        "--pools",
+        str(EXAMPLES / "pools.yaml"),
+        "--json",
+        *extra,
+    ]
     assert run(args) == 0
     data: dict[str, Any] = json.loads(capsys.readouterr().out)
     return data
@@ -46,8 +57,9 @@ def test_tp4_fits_on_nvlink_gpus(snapshot: Path, capsys: pytest.CaptureFixture[s
     assert pod["kubelet"]["policy"] == "single-numa-node/pod" and pod["kubelet"]["admit"]
 
 
-def test_preemption_evicts_the_batch_pods(snapshot: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_preemption_evicts_the_batch_pods(
+    snapshot: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     a = _fit(snapshot, "preempt.yaml", capsys)
     (pod,) = a["pods"]
     assert pod["outcome"] == "fits-after-preemption" and pod["node"] == "gpu-h200-a"
@@ -64,8 +76,9 @@ def test_mig_repartition_is_proposed(snapshot: Path, capsys: pytest.CaptureFixtu
     assert mig["fitsAfter"] == 2 and len(mig["disrupted"]) == 10
 
 
-def test_numa_alignment_failure_is_the_kubelets(snapshot: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_numa_alignment_failure_is_the_kubelets(
+    snapshot: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     a = _fit(snapshot, "numa-fails.yaml", capsys)
     (pod,) = a["pods"]
     assert pod["outcome"] == "rejected-by-kubelet" and pod["node"] == "gpu-h100-a"
@@ -74,10 +87,17 @@ def test_numa_alignment_failure_is_the_kubelets(snapshot: Path,
     assert a["allFit"] is False
 
 
-def test_yaml_output_is_an_annotated_list(snapshot: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["fit", str(EXAMPLES / "workloads" / "preempt.yaml"), "--snapshot", str(snapshot),
-            "-o", "yaml"]
+def test_yaml_output_is_an_annotated_list(
+    snapshot: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [
+        "fit",
+        str(EXAMPLES / "workloads" / "preempt.yaml"),
+        "--snapshot",
+        str(snapshot),
+        "-o",
+        "yaml",
+    ]
     assert run(args) == 0
     listing = yaml.safe_load(capsys.readouterr().out)
     assert listing["apiVersion"] == "v1" and listing["kind"] == "List"
@@ -91,32 +111,51 @@ def test_yaml_output_is_an_annotated_list(snapshot: Path,
     assert pod["spec"]["containers"][0]["name"] == "vllm"  # the object is otherwise as written
 
 
-def test_scores_are_reported_for_feasible_nodes(snapshot: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["fit", str(EXAMPLES / "workloads" / "numa-fails.yaml"), "--snapshot", str(snapshot),
-            "-o", "yaml"]
+def test_scores_are_reported_for_feasible_nodes(
+    snapshot: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [
+        "fit",
+        str(EXAMPLES / "workloads" / "numa-fails.yaml"),
+        "--snapshot",
+        str(snapshot),
+        "-o",
+        "yaml",
+    ]
     assert run(args) == 0
     notes = yaml.safe_load(capsys.readouterr().out)["items"][0]["metadata"]["annotations"]
     scores = json.loads(notes[SIM + "score-result"])
     final = json.loads(notes[SIM + "finalscore-result"])
     assert set(scores) == {"gpu-h100-a"} == set(final)
-    assert int(final["gpu-h100-a"]["TaintToleration"]) == 3 * int(
-        scores["gpu-h100-a"]["TaintToleration"]) or scores["gpu-h100-a"]["TaintToleration"]
+    assert (
+        int(final["gpu-h100-a"]["TaintToleration"])
+        == 3 * int(scores["gpu-h100-a"]["TaintToleration"])
+        or scores["gpu-h100-a"]["TaintToleration"]
+    )
 
 
 def test_table_output_explains(snapshot: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["fit", str(EXAMPLES / "workloads" / "mig-3g.yaml"), "--snapshot", str(snapshot),
-            "--pools", str(EXAMPLES / "pools.yaml")]
+    args = [
+        "fit",
+        str(EXAMPLES / "workloads" / "mig-3g.yaml"),
+        "--snapshot",
+        str(snapshot),
+        "--pools",
+        str(EXAMPLES / "pools.yaml"),
+    ]
     assert run(args) == 0
     text = capsys.readouterr().out
     assert "0/6 nodes are available" in text and "would fit after mig-repartition" in text
 
 
-def test_errors_are_located(snapshot: Path, tmp_path: Path,
-                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_errors_are_located(
+    snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
-                   "  - name: c\n    resources: {limits: {nvidia.com/gpu: two}}\n")
+    bad.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+        "  - name: c\n    resources: {limits: {nvidia.com/gpu: two}}\n"
+    )
     assert run(["fit", str(bad), "--snapshot", str(snapshot)]) == 2
     err = capsys.readouterr().err
     assert f"{bad}:7" in err and "nvidia.com/gpu" in err and "Traceback" not in err
@@ -127,10 +166,13 @@ def test_errors_are_located(snapshot: Path, tmp_path: Path,
     assert run(["fit", str(unknown), "--snapshot", str(snapshot)]) == 2
 
 
-def test_unknown_priority_class_is_refused(snapshot: Path, tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_priority_class_is_refused(
+    snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     w = tmp_path / "w.yaml"
-    w.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
-                 "  priorityClassName: gold\n  containers: [{name: c}]\n")
+    w.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+        "  priorityClassName: gold\n  containers: [{name: c}]\n"
+    )
     assert run(["fit", str(w), "--snapshot", str(snapshot)]) == 2
     assert "no PriorityClass with name gold was found" in capsys.readouterr().err

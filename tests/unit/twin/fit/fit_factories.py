@@ -25,8 +25,14 @@ SNC = KubeletConfig(
 )
 
 
-def h100(name: str, *, kubelet: KubeletConfig | None = None, hardware: bool = True,
-         taints: tuple[Taint, ...] = (), unschedulable: bool = False) -> FitNode:
+def h100(
+    name: str,
+    *,
+    kubelet: KubeletConfig | None = None,
+    hardware: bool = True,
+    taints: tuple[Taint, ...] = (),
+    unschedulable: bool = False,
+) -> FitNode:
     topo = load_preset("dgx-h100") if hardware else None
     return FitNode(
         name=name,
@@ -39,21 +45,46 @@ def h100(name: str, *, kubelet: KubeletConfig | None = None, hardware: bool = Tr
     )
 
 
-def info(name: str, gpus: int, *, cpu: int = 8000, priority: int = 0, ns: str = "t",
-         guaranteed: bool = False, group: str | None = None) -> PodInfo:
+def info(
+    name: str,
+    gpus: int,
+    *,
+    cpu: int = 8000,
+    priority: int = 0,
+    ns: str = "t",
+    guaranteed: bool = False,
+    group: str | None = None,
+) -> PodInfo:
     requests = {"cpu": cpu, "memory": 64 * GIB, "nvidia.com/gpu": gpus}
     return PodInfo(
-        uid=f"uid-{ns}-{name}", namespace=ns, name=name, requests=requests, priority=priority,
+        uid=f"uid-{ns}-{name}",
+        namespace=ns,
+        name=name,
+        requests=requests,
+        priority=priority,
         qos=QosClass.GUARANTEED if guaranteed else QosClass.BURSTABLE,
-        containers=(ContainerInfo("main", requests),), pod_group=group,
+        containers=(ContainerInfo("main", requests),),
+        pod_group=group,
     )
 
 
-def bound(name: str, node: str, gpus: int, *, ids: tuple[int, ...] | None = None,
-          priority: int = 0, start: float = 0.0, owner: str | None = "ReplicaSet") -> FitPod:
+def bound(
+    name: str,
+    node: str,
+    gpus: int,
+    *,
+    ids: tuple[int, ...] | None = None,
+    priority: int = 0,
+    start: float = 0.0,
+    owner: str | None = "ReplicaSet",
+) -> FitPod:
     return FitPod(
-        info(name, gpus, priority=priority), node, "Running", start,
-        owner=OwnerRef(owner, f"{name}-rs", "t") if owner else None, gpu_ids=ids,
+        info(name, gpus, priority=priority),
+        node,
+        "Running",
+        start,
+        owner=OwnerRef(owner, f"{name}-rs", "t") if owner else None,
+        gpu_ids=ids,
     )
 
 
