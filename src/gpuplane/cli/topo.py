@@ -194,7 +194,7 @@ def pick_command(
     gpu_model: GpuModelOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Choose the GPUs for a pod on one node (widest ring, NUMA, no stranding)."""
+    """Choose the GPUs for a pod on one node (widest ring, nearest paths, no stranding)."""
     topo = resolve_topology(ref, gpu_model=gpu_model)
     free = _parse_gpu_list(available, topo.num_gpus)
     req = _parse_gpu_list(required, topo.num_gpus) if required.strip() else []
