@@ -15,7 +15,7 @@ from gpuplane.cli.console import print_json
 from gpuplane.cli.fit_view import print_answer
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
-from gpuplane.k8s.cluster.fit_pools import NodeDefaults, read_kubelet_config, read_pools
+from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.cluster.reading import snapshot_from_kubeconfig
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
 from gpuplane.k8s.cluster.snapshot_file import read_snapshot
@@ -58,14 +58,6 @@ def _snapshot(
     assert kubeconfig is not None
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # recorded, never decides
     return snapshot_from_kubeconfig(kubeconfig, context, read_at=now)
-
-
-def _defaults(pools: Path | None, kubelet_config: Path | None) -> NodeDefaults:
-    pool_list = read_pools(pools) if pools is not None else ()
-    if kubelet_config is None:
-        return NodeDefaults(pool_list)
-    section, reserved, notes = read_kubelet_config(kubelet_config)
-    return NodeDefaults(pool_list, section, reserved, f"--kubelet-config {kubelet_config}", notes)
 
 
 def _profiles(
@@ -134,7 +126,7 @@ def fit_command(
 ) -> None:
     """Will the workload fit, where and on which GPUs; if not, why, and what would make it fit."""
     cluster = fit_cluster(
-        _snapshot(snapshot, kubeconfig, context), _defaults(pools, kubelet_config)
+        _snapshot(snapshot, kubeconfig, context), node_defaults(pools, kubelet_config)
     )
     documents, read_notes = read_workload(workload)
     profiles, config_notes, profile_name = _profiles(scheduler_config, profile)

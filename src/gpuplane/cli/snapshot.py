@@ -10,13 +10,21 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from gpuplane.cli.console import err, out, print_json
 from gpuplane.core.errors import InputError
+from gpuplane.k8s.cluster.fit_cluster import fit_cluster
+from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.cluster.reading import snapshot_from_files, snapshot_from_kubeconfig
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
 from gpuplane.k8s.cluster.snapshot_file import read_snapshot, write_snapshot
 from gpuplane.k8s.cluster.snapshot_summary import SnapshotSummary, summarise
+from gpuplane.scheduler.framework.config import ProfileConfig
+from gpuplane.scheduler.framework.scheduler import Scheduler
+from gpuplane.scheduler.plugins.registry import in_tree_registry
+from gpuplane.twin.fit.cluster_summary import ClusterSummary, summarise_cluster
+from gpuplane.twin.fit.framework_view import framework_view
 
 snapshot_app = typer.Typer(
     help="Read a cluster into a snapshot file (read-only) and summarise it.",
@@ -94,20 +102,69 @@ def _print_summary(summary: SnapshotSummary) -> None:
         f"pods: {summary.pods} ({summary.bound_pods} bound and not finished, "
         f"{len(summary.pending)} pending)"
     )
-    for p in summary.pending:
-        out.print(f"  pending {p.namespace}/{p.name}: {p.gpus} GPU(s)")
     for s in summary.skipped:
         out.print(f"skipped {s.resource}: {s.reason}")
+
+
+def _print_cluster(c: ClusterSummary) -> None:
+    table = Table(title="Node pools")
+    for column in (
+        "GPU product",
+        "instance type",
+        "nodes",
+        "cordoned",
+        "GPUs",
+        "free",
+        "hardware",
+        "kubelet",
+        "MIG",
+    ):
+        table.add_column(column)
+    for p in c.pools:
+        table.add_row(
+            p.product,
+            p.instance_type,
+            str(p.nodes),
+            str(p.cordoned),
+            str(p.gpus),
+            str(p.gpus - p.gpus_requested),
+            Text(p.hardware),
+            Text(p.kubelet),
+            Text(p.mig or "-"),
+        )
+    out.print(table)
+    demand = ", ".join(f"{k} {100 * v:.0f}%" for k, v in c.demand)
+    out.print(
+        Text(
+            f"fragmentation (FGD): {c.fragmented_gpus:.1f} of {c.free_gpus} free GPUs "
+            f"({c.fragmentation_pct:.1f}%) cannot serve the cluster's own demand ({demand})"
+        )
+    )
+    for pending in c.pending:
+        out.print(Text(f"  pending {pending.pod} ({pending.gpus} GPU): {pending.why}"))
 
 
 @snapshot_app.command("show")
 def show_command(
     snapshot_file: Annotated[Path, typer.Argument(metavar="FILE", help="A snapshot file.")],
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    pools: Annotated[
+        Path | None, typer.Option("--pools", help="Hardware and kubelet config per node pool.")
+    ] = None,
+    kubelet_config: Annotated[
+        Path | None, typer.Option("--kubelet-config", help="A KubeletConfiguration for the rest.")
+    ] = None,
 ) -> None:
-    """Nodes by GPU model, GPUs allocatable and requested, pending pods, what was skipped."""
-    summary = summarise(read_snapshot(snapshot_file))
+    """Pools, GPUs by model, allocated/free, MIG layouts, fragmentation, pending pods and why."""
+    snap = read_snapshot(snapshot_file)
+    summary = summarise(snap)
+    cluster = fit_cluster(snap, node_defaults(pools, kubelet_config))
+    scheduler = Scheduler([ProfileConfig()], registry=in_tree_registry())
+    detail = summarise_cluster(scheduler, cluster, framework_view(cluster))
     if json_out:
-        print_json(summary.as_dict())
+        print_json({**summary.as_dict(), **detail.as_dict(), "notes": list(cluster.notes)})
     else:
         _print_summary(summary)
+        _print_cluster(detail)
+        for n in cluster.notes:
+            out.print(Text(f"note: {n}"))

@@ -44,7 +44,23 @@ def test_show_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     text = capsys.readouterr().out
     assert "NVIDIA-H100-80GB-HBM3" in text
     assert "pods: 9 (6 bound and not finished, 2 pending)" in text
-    assert "pending train/pretrain-1-lm4vd: 8 GPU(s)" in text
+    assert "pending train/pretrain-1-lm4vd (8 GPU): 0/4 nodes are available:" in text
+    assert "Node pools" in text and "fragmentation (FGD)" in text
+
+
+def test_show_json_explains_pools_fragmentation_and_pending(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snap = _save(tmp_path, capsys)
+    assert run(["snapshot", "show", str(snap), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    h100 = next(p for p in data["pools"] if p["product"] == "NVIDIA-H100-80GB-HBM3")
+    assert h100["nodes"] == 2 and h100["gpus"] == 16 and h100["hardware"] == "dgx-h100 (guessed)"
+    frag = data["fragmentation"]
+    assert 0 <= frag["fragmentedGpus"] <= frag["freeGpus"]
+    assert abs(sum(d["share"] for d in frag["demand"]) - 1) < 1e-6
+    why = {p["pod"]: p["why"] for p in data["pendingWhy"]}
+    assert why["train/pretrain-1-lm4vd"].startswith("0/4 nodes are available: ")
 
 
 @pytest.mark.parametrize(

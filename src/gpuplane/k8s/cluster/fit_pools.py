@@ -196,3 +196,12 @@ def read_kubelet_config(path: Path) -> tuple[KubeletSection, int, tuple[str, ...
     )
     notes = (f"{path}: fields not modelled by fit: {', '.join(ignored)}",) if ignored else ()
     return section, milli, notes
+
+
+def node_defaults(pools: Path | None, kubelet_config: Path | None) -> NodeDefaults:
+    """What ``--pools`` and ``--kubelet-config`` say, read and checked."""
+    pool_list = read_pools(pools) if pools is not None else ()
+    if kubelet_config is None:
+        return NodeDefaults(pool_list)
+    section, reserved, notes = read_kubelet_config(kubelet_config)
+    return NodeDefaults(pool_list, section, reserved, f"--kubelet-config {kubelet_config}", notes)
