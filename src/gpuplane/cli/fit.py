@@ -128,10 +128,11 @@ def fit_command(
     cluster = fit_cluster(
         _snapshot(snapshot, kubeconfig, context), node_defaults(pools, kubelet_config)
     )
-    documents, read_notes = read_workload(workload)
+    read = read_workload(workload)
+    documents = read.documents
     profiles, config_notes, profile_name = _profiles(scheduler_config, profile)
     scheduler = Scheduler(profiles, registry=in_tree_registry())
-    fw = expand([d.parsed for d in documents], cluster)
+    fw = expand([d.parsed for d in documents], cluster, read.templates)
     unknown = sorted({p.info.scheduler_name for p in fw.pods} - set(scheduler.frameworks))
     if unknown:
         raise InputError(
@@ -144,7 +145,7 @@ def fit_command(
         remedies=not no_remedies,
     )
     answer = answer_fit(scheduler, cluster, fw, settings, profile=profile_name)
-    answer = answer.with_notes((*read_notes, *config_notes))
+    answer = answer.with_notes((*read.notes, *config_notes))
     chosen = Output.JSON if json_out else output
     if chosen is Output.JSON:
         print_json(answer.as_dict())

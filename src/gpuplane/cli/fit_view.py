@@ -46,6 +46,8 @@ def _pods_table(answer: FitAnswer) -> Table:
         table.add_column(column)
     for p in answer.pods:
         ids, ring, ms, numa = _gpus(p.gpus)
+        if ids == "-" and (p.dra_devices or p.mig):
+            ids = "DRA " + ", ".join(p.dra_devices) if p.dra_devices else f"MIG {p.mig}"
         verdict = "-"
         if p.kubelet is not None:
             verdict = ("admit" if p.kubelet.admit else p.kubelet.reason) + f" ({p.kubelet.policy})"

@@ -15,12 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.k8s.dra_manifests import parse_dra_object
 from gpuplane.k8s.field_errors import relocate
 from gpuplane.k8s.manifests import SUPPORTED, parse_manifest
-from gpuplane.k8s.yaml_documents import read_documents
+from gpuplane.k8s.yaml_documents import YamlDocument, read_documents
 from gpuplane.scheduler.framework.types import PREEMPT_LOWER_PRIORITY
+from gpuplane.slicing.dra.claims import ResourceClaimTemplate
 from gpuplane.twin.fit.expand import WorkloadObject
 
+DRA_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
 STATEFULSET_ONLY = (
     "serviceName",
     "volumeClaimTemplates",
@@ -75,8 +78,34 @@ def _items(data: Any, source: str, line: int) -> list[tuple[Any, str]]:
     return [(data, "")]
 
 
-def read_workload(path: Path) -> tuple[tuple[WorkloadDocument, ...], tuple[str, ...]]:
-    """(the objects, notes on what was read but does not decide placement)."""
+@dataclass(frozen=True, slots=True)
+class Workload:
+    documents: tuple[WorkloadDocument, ...]
+    templates: tuple[ResourceClaimTemplate, ...]  # ResourceClaimTemplates of the file
+    notes: tuple[str, ...]  # what was read but does not decide placement
+
+
+def _dra_object(
+    item: dict[str, Any], source: str, doc: YamlDocument, prefix: str, n: int
+) -> ResourceClaimTemplate:
+    try:
+        value = parse_dra_object(item)
+    except InputError as err:
+        located = relocate(err, source, doc.line_of, prefix)
+        raise InputError(
+            f"document {n}: {located.problem}", expected=located.expected, location=located.location
+        ) from None
+    if not isinstance(value, ResourceClaimTemplate):
+        raise InputError(
+            "a ResourceClaim in a workload file",
+            expected="ResourceClaimTemplates (claims the "
+            "pods name by resourceClaimName must already be in the cluster)",
+            location=Location(source, doc.line_of(prefix), prefix or None),
+        )
+    return value
+
+
+def read_workload(path: Path) -> Workload:
     source = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -90,6 +119,7 @@ def read_workload(path: Path) -> tuple[tuple[WorkloadDocument, ...], tuple[str, 
         ) from None
     out: list[WorkloadDocument] = []
     notes: list[str] = []
+    templates: list[ResourceClaimTemplate] = []
     for n, doc in enumerate(read_documents(text, source), start=1):
         for item, prefix in _items(doc.data, source, doc.first_line):
             if not isinstance(item, dict):
@@ -98,6 +128,9 @@ def read_workload(path: Path) -> tuple[tuple[WorkloadDocument, ...], tuple[str, 
                     expected=SUPPORTED,
                     location=Location(source, doc.line_of(prefix), prefix or None),
                 )
+            if item.get("kind") in DRA_KINDS:
+                templates.append(_dra_object(item, source, doc, prefix, n))
+                continue
             read = item
             if item.get("kind") == "StatefulSet" and item.get("apiVersion") == "apps/v1":
                 read, dropped = _as_replica_set(item)
@@ -124,4 +157,4 @@ def read_workload(path: Path) -> tuple[tuple[WorkloadDocument, ...], tuple[str, 
             )
     if not out:
         raise InputError("no objects in the file", expected=SUPPORTED, location=Location(source))
-    return tuple(out), tuple(notes)
+    return Workload(tuple(out), tuple(templates), tuple(notes))

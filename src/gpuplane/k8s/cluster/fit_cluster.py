@@ -35,7 +35,7 @@ from gpuplane.topology.gfd_hardware import hardware_from_labels
 from gpuplane.twin.fit.model import FitCluster, FitNode, FitPod
 
 _EFFECTS: tuple[TaintEffect, ...] = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-_DRA_KEYS = ("resourceSlices", "deviceClasses", "resourceClaims")
+_DRA_KEYS = ("resourceSlices", "deviceClasses", "resourceClaims", "resourceClaimTemplates")
 _META_KEPT = ("name", "namespace", "uid", "labels", "annotations", "ownerReferences")
 
 
@@ -136,9 +136,9 @@ def _trimmed(obj: RawObject) -> dict[str, Any]:
 
 def _dra(
     snapshot: ClusterSnapshot, pods: Sequence[RawObject], notes: list[str]
-) -> DraSnapshot | None:
+) -> tuple[DraSnapshot | None, dict[str, c.ResourceClaimTemplate]]:
     if not any(snapshot.of(k) for k in _DRA_KEYS):
-        return None
+        return None, {}
     found: list[object] = []
     for key in _DRA_KEYS:
         for i, obj in enumerate(snapshot.of(key)):
@@ -171,12 +171,14 @@ def _dra(
                     err.problem,
                     err.expected,
                 ) from None
-    return make_dra_snapshot(
+    templates = {v.key: v for v in found if isinstance(v, c.ResourceClaimTemplate)}
+    dra = make_dra_snapshot(
         slices=[v for v in found if isinstance(v, d.ResourceSlice)],
         classes=[v for v in found if isinstance(v, c.DeviceClass)],
         claims=[v for v in found if isinstance(v, c.ResourceClaim)],
         pods=claims,
     )
+    return dra, templates
 
 
 def fit_cluster(snapshot: ClusterSnapshot, defaults: NodeDefaults | None = None) -> FitCluster:
@@ -208,13 +210,15 @@ def fit_cluster(snapshot: ClusterSnapshot, defaults: NodeDefaults | None = None)
             "verdicts for them (see each node's hardware note)"
         )
     read_at = timestamp(snapshot.read_at, snapshot.source, "metadata.readAt") or 0.0
+    dra, templates = _dra(snapshot, raw_pods, notes)
     return FitCluster(
         nodes=nodes,
         pods=pods,
         pod_groups=_pod_groups(snapshot, pods),
         priority_classes=classes,
         default_priority=default,
-        dra=_dra(snapshot, raw_pods, notes),
+        dra=dra,
+        claim_templates=templates,
         now_s=read_at,
         notes=tuple(notes),
     )

@@ -20,11 +20,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from gpuplane.api.resources import NVIDIA_GPU
+from gpuplane.api.resources import NVIDIA_GPU, is_mig_resource, mig_profile_of
 from gpuplane.scheduler.framework.decision import Preemption, SchedulingDecision, Unschedulable
 from gpuplane.scheduler.framework.plugin_sets import KUBERNETES_VERSION
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.framework.types import PodInfo
+from gpuplane.twin.fit.dra_claims import devices_by_pod, with_claims
 from gpuplane.twin.fit.framework_view import FrameworkView, framework_view
 from gpuplane.twin.fit.gpu_answer import place_on_node
 from gpuplane.twin.fit.model import FitCluster, FitNode, FitPod
@@ -44,12 +45,17 @@ class Placed:
     waiting: bool = False
     # The cluster view the pod was placed on (after the preemption round's evictions, if any).
     view: FrameworkView | None = None
+    dra_devices: tuple[str, ...] = ()  # "driver/pool/device" its claims were allocated
 
 
 def decide(
     scheduler: Scheduler, view: FrameworkView, fw: FitWorkload, pods: Sequence[PodInfo]
 ) -> SchedulingDecision:
-    snap = replace(view.snapshot, pod_groups={**view.snapshot.pod_groups, **fw.pod_groups})
+    snap = replace(
+        view.snapshot,
+        pod_groups={**view.snapshot.pod_groups, **fw.pod_groups},
+        dra=with_claims(view.snapshot.dra, fw.claims, fw.pod_claims),
+    )
     return scheduler.decide(snap, list(pods))
 
 
@@ -70,7 +76,11 @@ def schedule(
     view = framework_view(cluster)
     ordered = sorted(fw.pods, key=lambda p: -p.info.priority)
     decision = decide(scheduler, view, fw, [p.info for p in ordered])
-    out: dict[str, Placed] = {b.pod_uid: Placed(b.node) for b in decision.bindings}
+    claims = {c.key: c for c in fw.claims}
+    devices = devices_by_pod(decision, claims)
+    out: dict[str, Placed] = {
+        b.pod_uid: Placed(b.node, dra_devices=devices.get(b.pod_uid, ())) for b in decision.bindings
+    }
     for w in decision.waiting:
         out[w.pod.uid] = Placed(w.node, waiting=True)
     preempt = {p.preemptor_uid: p for p in decision.preemptions}
@@ -91,8 +101,14 @@ def schedule(
     changed = {p.node for p in preempt.values()} | {b.node for b in bound if b.node}
     after_view = framework_view(after, view.holdings, changed)
     second = decide(scheduler, after_view, fw, retry)
+    devices = devices_by_pod(second, claims)
     for b in second.bindings:
-        out[b.pod_uid] = Placed(b.node, preemption=preempt[b.pod_uid], view=after_view)
+        out[b.pod_uid] = Placed(
+            b.node,
+            preemption=preempt[b.pod_uid],
+            view=after_view,
+            dra_devices=devices.get(b.pod_uid, ()),
+        )
     return out, view, cluster
 
 
@@ -149,8 +165,21 @@ def _placed_answers(
             kubelet=verdict,
             victims=_victims(view, pl.preemption) if pl.preemption else (),
             preempt_node=pl.preemption.node if pl.preemption else None,
+            dra_devices=pl.dra_devices,
+            mig=_mig_text(wp.info, node.name),
         )
     return out
+
+
+def _mig_text(pod: PodInfo, node: str) -> str | None:
+    asks = [
+        f"{v}x {mig_profile_of(r)}"
+        for r, v in sorted(pod.requests.items())
+        if is_mig_resource(r) and v
+    ]
+    if not asks:
+        return None
+    return f"{', '.join(asks)} on {node} (which GPU's instance is the device plugin's choice)"
 
 
 def _failed_answer(

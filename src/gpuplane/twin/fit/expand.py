@@ -22,8 +22,11 @@ from gpuplane.scheduler.framework.types import (
     PodGroupInfo,
     PodInfo,
 )
+from gpuplane.slicing.dra.claims import ResourceClaim, ResourceClaimTemplate
+from gpuplane.slicing.dra.pod_claims import PodClaims
 from gpuplane.twin.cluster.cluster import POD_GROUP_LABEL
 from gpuplane.twin.cluster.resources import pod_requests
+from gpuplane.twin.fit.dra_claims import claims_for_pod
 from gpuplane.twin.fit.model import FitCluster
 from gpuplane.twin.fit.workload import FitWorkload, WorkloadPod
 from gpuplane.twin.scenario import spec as tw
@@ -93,9 +96,17 @@ def _replicas(wo: WorkloadObject) -> tuple[str, str, tw.PodTemplate, int] | None
     return None
 
 
-def expand(objects: Sequence[WorkloadObject], cluster: FitCluster) -> FitWorkload:
+def expand(
+    objects: Sequence[WorkloadObject],
+    cluster: FitCluster,
+    templates: Sequence[ResourceClaimTemplate] = (),
+) -> FitWorkload:
     pods: list[WorkloadPod] = []
     groups: dict[str, PodGroupInfo] = {}
+    known = {**cluster.claim_templates, **{t.key: t for t in templates}}
+    existing = cluster.dra.claims if cluster.dra is not None else {}
+    claims: list[ResourceClaim] = []
+    pod_claims: dict[str, PodClaims] = {}
     for wo in objects:
         if isinstance(wo.obj, tw.PodGroupSpec):
             key = f"{wo.obj.namespace}/{wo.obj.name}"
@@ -112,7 +123,19 @@ def expand(objects: Sequence[WorkloadObject], cluster: FitCluster) -> FitWorkloa
             pod_name = name if isinstance(wo.obj, tw.PodSpecObject) else f"{name}-{i}"
             info = pod_info(template, namespace, pod_name, cluster, wo)
             pods.append(WorkloadPod(info, label, f"{namespace}/{label}"))
-    return FitWorkload(tuple(pods), _with_members(groups, pods, cluster))
+            if template.resource_claims:
+                entry, made = claims_for_pod(
+                    template.resource_claims,
+                    namespace=namespace,
+                    pod_name=pod_name,
+                    pod_uid=info.uid,
+                    templates=known,
+                    existing=existing,
+                    where=wo.where,
+                )
+                pod_claims[info.uid] = entry
+                claims.extend(made)
+    return FitWorkload(tuple(pods), _with_members(groups, pods, cluster), tuple(claims), pod_claims)
 
 
 def _with_members(

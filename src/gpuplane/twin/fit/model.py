@@ -16,6 +16,7 @@ from gpuplane.api.owner import OwnerRef
 from gpuplane.api.taints import Taint
 from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.scheduler.framework.types import PodGroupInfo, PodInfo
+from gpuplane.slicing.dra.claims import ResourceClaimTemplate
 from gpuplane.slicing.dra.snapshot import DraSnapshot
 from gpuplane.topology.gfd_hardware import InferredHardware
 
@@ -77,12 +78,7 @@ class FitCluster:
     priority_classes: Mapping[str, int] = field(default_factory=dict)
     default_priority: int = 0  # the globalDefault PriorityClass's value, else 0
     dra: DraSnapshot | None = None
+    claim_templates: Mapping[str, ResourceClaimTemplate] = field(default_factory=dict)
     now_s: float = 0.0
     # What the reader could not use, each "where: what" (shown with every answer).
     notes: tuple[str, ...] = ()
-
-    def node(self, name: str) -> FitNode | None:
-        for n in self.nodes:
-            if n.name == name:
-                return n
-        return None

@@ -142,6 +142,7 @@ class PodAnswer:
     victims: tuple[Victim, ...] = ()
     preempt_node: str | None = None
     mig: str | None = None  # the MIG device a MIG request gets (profile, node)
+    dra_devices: tuple[str, ...] = ()  # DRA: "driver/pool/device" allocated to its claims
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -158,6 +159,7 @@ class PodAnswer:
             if self.preempt_node is None
             else {"node": self.preempt_node, "victims": [v.as_dict() for v in self.victims]},
             "mig": self.mig,
+            "draDevices": list(self.dra_devices),
         }
 
 

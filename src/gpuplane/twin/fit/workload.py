@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpuplane.scheduler.framework.types import PodGroupInfo, PodInfo
+from gpuplane.slicing.dra.claims import ResourceClaim
+from gpuplane.slicing.dra.pod_claims import PodClaims
 from gpuplane.twin.fit.gpu_answer import DEFAULT_MESSAGE_BYTES
 from gpuplane.twin.fit.holdings import MAX_HOLDINGS
 
@@ -23,6 +25,10 @@ class WorkloadPod:
 class FitWorkload:
     pods: tuple[WorkloadPod, ...]
     pod_groups: Mapping[str, PodGroupInfo] = field(default_factory=dict)
+    # DRA: the claims the resourceclaim controller would make for the pods, and each pod's
+    # claim entries (by pod uid).
+    claims: tuple[ResourceClaim, ...] = ()
+    pod_claims: Mapping[str, PodClaims] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
