@@ -24,6 +24,11 @@ KEYS = {  # snapshot key -> the plural the test serves it under
     "nodes": "nodes",
     "pods": "pods",
     "priorityClasses": "priorityclasses",
+    "namespaces": "namespaces",
+    "services": "services",
+    "replicationControllers": "replicationcontrollers",
+    "replicaSets": "replicasets",
+    "statefulSets": "statefulsets",
     "nodeResourceTopologies": "noderesourcetopologies",
     "resourceSlices": "resourceslices",
     "deviceClasses": "deviceclasses",
@@ -68,6 +73,11 @@ def _cluster(dra: str = "v1") -> Served:
         lists={
             "/api/v1/nodes": [_node(f"gpu-{i}", 8) for i in range(3)],
             "/api/v1/pods": [_pod(i) for i in range(PODS)],
+            "/api/v1/namespaces": [_obj("v1", "Namespace", f"ns-{i}") for i in range(7)],
+            "/api/v1/services": [_obj("v1", "Service", "web", "ml")],
+            "/api/v1/replicationcontrollers": [],
+            "/apis/apps/v1/replicasets": [_obj("apps/v1", "ReplicaSet", "web-5d4f", "ml")],
+            "/apis/apps/v1/statefulsets": [_obj("apps/v1", "StatefulSet", "db", "ml")],
             "/apis/scheduling.k8s.io/v1/priorityclasses": [
                 _obj("scheduling.k8s.io/v1", "PriorityClass", "high"),
                 _obj("scheduling.k8s.io/v1", "PriorityClass", "low"),
@@ -88,6 +98,7 @@ def _cluster(dra: str = "v1") -> Served:
         },
         groups={
             "scheduling.k8s.io": ["v1"],
+            "apps": ["v1"],
             "topology.node.k8s.io": ["v1alpha2"],
             "resource.k8s.io": [dra],
             "scheduling.x-k8s.io": ["v1alpha1"],

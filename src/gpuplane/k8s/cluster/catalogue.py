@@ -38,6 +38,17 @@ READ_RESOURCES: tuple[ListedResource, ...] = (
     ListedResource(
         "priorityClasses", "PriorityClass", "scheduling.k8s.io", ("v1",), "priorityclasses", False
     ),
+    # What selects pods (kube-scheduler's DefaultSelector for the system default spreading:
+    # Services, ReplicationControllers, ReplicaSets, StatefulSets) and the namespaces' labels
+    # (pod affinity's namespaceSelector).
+    ListedResource("namespaces", "Namespace", "", ("v1",), "namespaces", False),
+    ListedResource("services", "Service", "", ("v1",), "services", False),
+    ListedResource(
+        "replicationControllers", "ReplicationController", "", ("v1",), "replicationcontrollers",
+        False,
+    ),
+    ListedResource("replicaSets", "ReplicaSet", "apps", ("v1",), "replicasets", False),
+    ListedResource("statefulSets", "StatefulSet", "apps", ("v1",), "statefulsets", False),
     ListedResource(
         "nodeResourceTopologies",
         "NodeResourceTopology",
