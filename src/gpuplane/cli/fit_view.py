@@ -106,7 +106,8 @@ def print_answer(answer: FitAnswer) -> None:
             + (f"; {g.note}" if g.note else "")
         )
     for r in answer.remedies:
-        _plain(f"would fit after {r.kind}: {r.summary}")
+        lead = f"would fit after {r.kind}" if r.fits_after else f"{r.kind} does not help"
+        _plain(f"{lead}: {r.summary}")
         for m in r.moves:
             _plain(f"  move {m.pod}: {m.from_node} -> {m.to_node}")
         if r.disrupted and not r.moves:

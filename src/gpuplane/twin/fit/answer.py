@@ -257,7 +257,7 @@ def answer_fit(
         pods=ordered,
         gangs=_gangs(fw, answers, has_gangs),
         remedies=fixes,
-        capacity=capacity(scheduler, view, fw, settings),
+        capacity=capacity(scheduler, cluster, view, fw, settings),
         notes=tuple(notes),
     )
 

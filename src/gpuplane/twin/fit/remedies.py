@@ -20,9 +20,11 @@ from dataclasses import replace
 from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.framework.types import PREEMPT_NEVER, PodInfo
+from gpuplane.twin.fit.aligned_nodes import aligned_nodes
 from gpuplane.twin.fit.framework_view import FrameworkView, framework_view
+from gpuplane.twin.fit.gpu_answer import place_on_node
 from gpuplane.twin.fit.mig_remedy import mig_remedies
-from gpuplane.twin.fit.model import FitCluster, FitPod
+from gpuplane.twin.fit.model import FitCluster, FitNode, FitPod
 from gpuplane.twin.fit.reasons import INSUFFICIENT_GPU
 from gpuplane.twin.fit.result import Capacity, Move, Outcome, PodAnswer, Remedy
 from gpuplane.twin.fit.workload import FitSettings, FitWorkload, WorkloadPod
@@ -32,9 +34,16 @@ MAX_MOVABLE = 12
 
 
 def capacity(
-    scheduler: Scheduler, view: FrameworkView, fw: FitWorkload, settings: FitSettings
+    scheduler: Scheduler,
+    cluster: FitCluster,
+    view: FrameworkView,
+    fw: FitWorkload,
+    settings: FitSettings,
 ) -> tuple[Capacity, ...]:
+    """Copies the scheduler places *and* their node's kubelet admits (a copy the kubelet would
+    reject still holds its room for the copies after it, as in one scheduling pass)."""
     out = []
+    nodes = {n.name: n for n in cluster.nodes}
     seen: dict[str, PodInfo] = {}
     for wp in fw.pods:
         seen.setdefault(wp.template, wp.info)
@@ -53,9 +62,29 @@ def capacity(
             for i in range(limit + 1)
         ]
         decision = scheduler.decide(view.snapshot, clones)
-        placed = len(decision.bindings)
+        by_uid = {c.uid: c for c in clones}
+        placed = _admitted(view, nodes, [(by_uid[b.pod_uid], b.node) for b in decision.bindings])
         out.append(Capacity(template, min(placed, limit), placed > limit))
     return tuple(out)
+
+
+def _admitted(
+    view: FrameworkView, nodes: Mapping[str, FitNode], placed: Sequence[tuple[PodInfo, str]]
+) -> int:
+    """How many of the placed copies their node's kubelet admits, in placement order."""
+    taken: dict[str, tuple[frozenset[int], frozenset[int]]] = {}
+    count = 0
+    for pod, name in placed:
+        gpus, cpus = taken.get(name, (frozenset(), frozenset()))
+        _, verdict, result = place_on_node(nodes[name], view.holdings[name], pod, gpus, cpus)
+        if not verdict.admit:
+            continue
+        count += 1
+        if result is not None:
+            got = {g for a in result.allocations.values() for g in a.gpus}
+            own = {c for a in result.allocations.values() for c in a.cpus}
+            taken[name] = (gpus | got, cpus | own)
+    return count
 
 
 def _movable(pod: FitPod) -> bool:
@@ -203,4 +232,5 @@ def remedies(
         if fix is not None:
             out.append(fix)
     out.extend(mig_remedies(cluster, view, fw, unplaced, answers))
+    out.extend(aligned_nodes(scheduler, cluster, view, unplaced, answers))
     return tuple(out)

@@ -123,3 +123,25 @@ def test_cordoned_and_tainted_nodes_are_explained() -> None:
         "0/2 nodes are available: 1 node(s) had untolerated taint {gpu: x}, "
         "1 node(s) were unschedulable."
     )
+
+
+def test_kubelet_rejection_names_the_nodes_that_would_admit() -> None:
+    c = cluster(
+        h100("a", kubelet=SNC),
+        h100("b", kubelet=SNC),
+        pods=(
+            bound("x", "a", 3, ids=(0, 1, 2)),
+            bound("y", "a", 3, ids=(5, 6, 7)),
+            bound("z", "b", 6, ids=(0, 1, 2, 3, 4, 5)),
+        ),
+    )
+    # Both nodes have 2 free GPUs: a's split over NUMA nodes, b's (6, 7) on NUMA 1.
+    a = answer_fit(default_scheduler(), c, workload(info("p", 2, guaranteed=True)))
+    p = a.pods[0]
+    if p.outcome is Outcome.FITS:
+        assert p.node == "b"
+        return
+    assert p.outcome is Outcome.REJECTED_BY_KUBELET and p.node == "a"
+    (fix,) = [r for r in a.remedies if r.kind == "kubelet-aligned-nodes"]
+    assert "admit it on b" in fix.summary and fix.fits_after == 1
+    assert a.capacity[0].max_replicas == 1  # only b's kubelet admits a copy
