@@ -77,9 +77,10 @@ def bound(
     priority: int = 0,
     start: float = 0.0,
     owner: str | None = "ReplicaSet",
+    cpu: int = 8000,
 ) -> FitPod:
     return FitPod(
-        info(name, gpus, priority=priority),
+        info(name, gpus, priority=priority, cpu=cpu),
         node,
         "Running",
         start,
