@@ -124,7 +124,7 @@ def _change(
         config=name,
         previous=node.config,
         entries=entries,
-        model=node.model.name,
+        model=node.model,
         targets=targets,
         evicts=tuple(p.key for p in evicts),
         message=message,

@@ -108,7 +108,7 @@ class NodeChange:
     config: str  # the new nvidia.com/mig.config
     previous: str | None
     entries: tuple[PartedEntry, ...]  # the config's content (for the ConfigMap)
-    model: str
+    model: MigGpu
     targets: tuple[tuple[int, GpuTarget], ...]  # changed GPUs by index
     evicts: tuple[str, ...]  # pods the change disrupts (namespace/name)
     message: str
