@@ -17,6 +17,7 @@ from gpuplane.cli.autoscale import autoscale_app
 from gpuplane.cli.bench import bench_app
 from gpuplane.cli.console import err
 from gpuplane.cli.demo import demo_command
+from gpuplane.cli.deploy import deploy_app
 from gpuplane.cli.dra import dra_app
 from gpuplane.cli.fit import fit_command
 from gpuplane.cli.kubelet import kubelet_app
@@ -47,6 +48,7 @@ app.add_typer(autoscale_app, name="autoscale")
 app.add_typer(bench_app, name="bench")
 app.add_typer(snapshot_app, name="snapshot")
 app.add_typer(serve_app, name="serve")
+app.add_typer(deploy_app, name="deploy")
 app.command("demo")(demo_command)
 app.command("simulate")(simulate_command)
 app.command("fit")(fit_command)
