@@ -4,6 +4,8 @@ It answers ``/version``, group discovery (``/apis/GROUP``) and cluster-wide list
 API-shaped JSON built only from the objects a test hands it: ``limit``/``continue`` paging
 (opaque tokens, ``remainingItemCount``), ``Status`` bodies for 403 and 404 as the real server
 words them, and 405 for anything but GET, recorded so a test can assert nothing was written.
+With ``accept_writes`` it takes the controllers' writes instead (``_accept_write``) and records
+their bodies in ``writes``.
 It runs on 127.0.0.1, an OS-chosen port, in a thread that stops when the context ends.
 """
 
@@ -22,6 +24,16 @@ from urllib.parse import parse_qs, urlsplit
 Obj = dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Written:
+    """One write request as the server received it."""
+
+    method: str
+    path: str
+    content_type: str
+    body: Any
+
+
 @dataclass
 class Served:
     """What the fake server holds and what it saw."""
@@ -32,6 +44,10 @@ class Served:
     git_version: str = "v1.31.2"
     max_page: int = 10_000  # the server's own cap on a page, below any client limit
     requests: list[tuple[str, str, dict[str, list[str]], str]] = field(default_factory=list)
+    # Writes (see _answer_write): off by default, so a read-only test gets 405 for any write.
+    accept_writes: bool = False
+    writes: list[Written] = field(default_factory=list)
+    refuse_evictions: set[str] = field(default_factory=set)  # "namespace/name" answering 429
 
 
 def _status(code: int, reason: str, message: str) -> Obj:
@@ -95,6 +111,40 @@ def _answer(served: Served, path: str, query: dict[str, list[str]]) -> tuple[int
     return 404, _status(404, "NotFound", "the server could not find the requested resource")
 
 
+def _accept_write(served: Served, method: str, path: str, write: Written) -> tuple[int, Obj]:
+    """Record a write and answer as kube-apiserver would for the paths the controllers use:
+    PATCH a node, POST (409 when it exists) and PUT a ConfigMap, POST an Event, POST an
+    Eviction (429 for pods in ``refuse_evictions``)."""
+    served.writes.append(write)
+    parts = path.strip("/").split("/")
+    body = write.body if isinstance(write.body, dict) else {}
+    if method == "PATCH" and parts[:3] == ["api", "v1", "nodes"] and len(parts) == 4:
+        return 200, {"kind": "Node", "apiVersion": "v1", "metadata": {"name": parts[3]}}
+    if method == "POST" and parts[-1] == "configmaps":
+        existing = served.lists.setdefault(path, [])
+        name = body.get("metadata", {}).get("name")
+        if any(o.get("metadata", {}).get("name") == name for o in existing):
+            return 409, _status(409, "AlreadyExists", f'configmaps "{name}" already exists')
+        existing.append(body)
+        return 201, body
+    if method == "PUT" and len(parts) >= 2 and parts[-2] == "configmaps":
+        listed = served.lists.setdefault("/" + "/".join(parts[:-1]), [])
+        listed[:] = [o for o in listed if o.get("metadata", {}).get("name") != parts[-1]]
+        listed.append(body)
+        return 200, body
+    if method == "POST" and parts[-1] == "events":
+        return 201, body
+    if method == "POST" and parts[-1] == "eviction":
+        if f"{parts[3]}/{parts[5]}" in served.refuse_evictions:
+            return 429, _status(
+                429,
+                "TooManyRequests",
+                "Cannot evict pod as it would violate the pod's disruption budget.",
+            )
+        return 201, _status(201, "", "")
+    return 404, _status(404, "NotFound", "the server could not find the requested resource")
+
+
 def _handler(served: Served) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def _reply(self, code: int, body: Obj) -> None:
@@ -117,8 +167,18 @@ def _handler(served: Served) -> type[BaseHTTPRequestHandler]:
             self._reply(*_answer(served, path, query))
 
         def _refuse(self) -> None:
-            self._record()
+            path, _ = self._record()
+            if served.accept_writes and self.command != "DELETE":
+                self._reply(*_accept_write(served, self.command, path, self._body()))
+                return
             self._reply(405, _status(405, "MethodNotAllowed", "the fake server only reads"))
+
+        def _body(self) -> Written:
+            size = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(size) if size else b""
+            body = json.loads(raw) if raw else None
+            kind = self.headers.get("Content-Type", "")
+            return Written(self.command, urlsplit(self.path).path, kind, body)
 
         do_POST = do_PUT = do_PATCH = do_DELETE = _refuse
 

@@ -2,7 +2,9 @@
 kube-scheduler's ``--config`` takes it; its ``profiles`` are checked against gpuplane's in-tree
 registry (kube's plugins and gpuplane's own), with the field's line on error. Fields that do not
 decide a placement (leaderElection, clientConnection, parallelism, ...) are listed in the notes;
-``extenders`` are refused, since ``fit`` cannot call them."""
+``extenders`` are refused, since ``fit`` cannot call them, unless the caller only validates
+(``allow_extenders``, for ``gpuplane deploy render``'s second scheduler): then they are checked
+by :mod:`gpuplane.k8s.scheduler_extenders` and listed in the notes."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from gpuplane.core.errors import InputError, Location
 from gpuplane.core.validation import first_error
 from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.k8s.field_errors import relocate
+from gpuplane.k8s.scheduler_extenders import check_extenders
 from gpuplane.scheduler.framework.config import REGISTRY_CONTEXT, ProfileConfig, check_profiles
 from gpuplane.scheduler.framework.registry import Registry
 
@@ -22,7 +25,7 @@ API_VERSION = "kubescheduler.config.k8s.io/v1"
 
 
 def read_scheduler_config(
-    path: Path, registry: Registry
+    path: Path, registry: Registry, *, allow_extenders: bool = False
 ) -> tuple[tuple[ProfileConfig, ...], tuple[str, ...]]:
     source = str(path)
     try:
@@ -43,7 +46,9 @@ def read_scheduler_config(
             expected=f"kind: {KIND}, apiVersion: {API_VERSION}",
             location=Location(source, 1),
         )
-    if data.get("extenders"):
+    if data.get("extenders") and allow_extenders:
+        check_extenders(data["extenders"], source, index)
+    elif data.get("extenders"):
         raise InputError(
             "extenders cannot be called by fit",
             expected="no extenders",

@@ -48,6 +48,22 @@ class KubernetesApiLister:
         client.configuration.retries = 1
         return cls(client, str(client.configuration.host))
 
+    @classmethod
+    def in_cluster(cls) -> KubernetesApiLister:
+        """The pod's own service account (``--kubeconfig in-cluster``)."""
+        try:
+            kube_config.load_incluster_config()  # type: ignore[no-untyped-call]
+        except ConfigException as exc:
+            raise InputError(f"not running in a cluster: {exc}") from exc
+        client = ApiClient()
+        client.configuration.retries = 1
+        return cls(client, str(client.configuration.host))
+
+    @property
+    def client(self) -> ApiClient:
+        """The client, for the writer that shares its connection (``kube_writer``)."""
+        return self._client
+
     def close(self) -> None:
         self._client.close()  # type: ignore[no-untyped-call]
 

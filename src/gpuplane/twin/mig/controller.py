@@ -4,7 +4,8 @@ NVIDIA's MIG manager applies whatever layout the ``nvidia.com/mig.config`` label
 that layout is left to the admin. This controller chooses it from demand: every ``interval_s``
 it counts the pending pods that asked for ``nvidia.com/mig-<profile>`` and failed to schedule,
 builds a ``MigSnapshot`` of every GPU of the pools with ``mig.dynamic`` (their layouts and the
-instances pods hold), and asks the exact planner (``gpuplane.slicing.mig.planner.decide``) for
+instances pods hold), and asks the exact planner through the step it shares with the live
+controller (``gpuplane.slicing.mig.repartition.plan_nodes``) for
 target layouts: the demand on as few GPUs as possible, then as few GPUs changed, never evicting
 a running pod. It applies each changed GPU the way NVML does (destroy the instances that go,
 create the new ones; instances that stay keep running):
@@ -19,26 +20,18 @@ GPUs being reconfigured are left out of the next plans until they are done.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gpuplane.api.pod_phase import PodPhase
 from gpuplane.api.resources import is_mig_resource, mig_profile_of
 from gpuplane.core.kernel import Priority
 from gpuplane.slicing.mig.layout import Instance, Layout
-from gpuplane.slicing.mig.plan_types import GpuState, MigPlanSettings, make_snapshot
-from gpuplane.slicing.mig.planner import decide
+from gpuplane.slicing.mig.plan_types import MigPlanSettings
+from gpuplane.slicing.mig.repartition import NodeGpu, plan_nodes
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.mig_devices import MIG_STATE_LABEL, mig_gpu_of, mig_slots
 from gpuplane.twin.cluster.objects import Node
 from gpuplane.twin.component import Component
 
 PLAN_SETTINGS = MigPlanSettings(time_limit_s=10.0)
-
-
-@dataclass(slots=True)
-class _Gpu:
-    node: str
-    index: int
 
 
 class MigRepartitioner(Component):
@@ -92,8 +85,7 @@ class MigRepartitioner(Component):
         nodes = self._nodes()
         if not demand or not nodes:
             return
-        gpus: list[_Gpu] = []
-        states: list[GpuState] = []
+        gpus: list[NodeGpu] = []
         for node in nodes:
             model = mig_gpu_of(node.topology)
             held = _held_instances(node)
@@ -101,21 +93,13 @@ class MigRepartitioner(Component):
             for g, layout in enumerate(node.mig_layouts):
                 if (node.name, g) in self.busy:
                     continue
-                states.append(GpuState(len(gpus), model, layout, frozenset(held.get(g, ()))))
-                gpus.append(_Gpu(node.name, g))
-        known = {p.name for s in states for p in s.model.profiles}
-        wanted = {k: v for k, v in demand.items() if _profile_name(k, known) is not None}
-        if not states or not wanted:
+                gpus.append(NodeGpu(node.name, g, model, layout, frozenset(held.get(g, ()))))
+        planned = plan_nodes(gpus, demand, PLAN_SETTINGS)
+        if planned is None:
             return
-        plan = decide(make_snapshot(states, wanted), PLAN_SETTINGS)
         self.plans += 1
-        changes: dict[str, dict[int, Layout]] = {}
-        for target in plan.targets:
-            if target.reconfigured:
-                where = gpus[target.index]
-                changes.setdefault(where.node, {})[where.index] = target.layout
-        for name, layouts in sorted(changes.items()):
-            self._apply(self.c.store.nodes[name], layouts)
+        for name, targets in planned.changes:
+            self._apply(self.c.store.nodes[name], {g: t.layout for g, t in targets})
 
     def _apply(self, node: Node, targets: dict[int, Layout]) -> None:
         assert node.mig_layouts is not None
@@ -178,10 +162,3 @@ def _held_instances(node: Node) -> dict[int, list[Instance]]:
 def _suffix(profile: str) -> str:
     """The resource-name form of a profile (``1g.10gb+me`` -> ``1g.10gb.me``)."""
     return profile.replace("+", ".")
-
-
-def _profile_name(suffix: str, known: set[str]) -> str | None:
-    for name in known:
-        if name == suffix or name.replace("+", ".") == suffix:
-            return name
-    return None

@@ -1,0 +1,13 @@
+"""``gpuplane serve ...``: gpuplane's long-running services. Each command lives in its own
+module and is only registered here."""
+
+from __future__ import annotations
+
+import typer
+
+from gpuplane.cli.serve_mig import mig_controller_command
+
+serve_app = typer.Typer(
+    help="Run gpuplane's services against a live cluster.", no_args_is_help=True
+)
+serve_app.command("mig-controller")(mig_controller_command)

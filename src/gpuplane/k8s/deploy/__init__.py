@@ -1,0 +1,1 @@
+"""``gpuplane deploy render``: kustomize-able manifests for gpuplane's live services."""

@@ -1,0 +1,47 @@
+"""Write a bundle as a kustomize directory: one file per concern and a ``kustomization.yaml``
+listing them. The namespace is written into each object rather than set by kustomize, because
+some objects live elsewhere on purpose (the MIG ConfigMap Role in the GPU Operator's namespace,
+the authentication reader binding in kube-system)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from gpuplane.core.errors import InputError
+from gpuplane.k8s.deploy.extender import extender_objects
+from gpuplane.k8s.deploy.mig_controller import mig_controller_objects
+from gpuplane.k8s.deploy.objects import Obj
+
+TARGETS = ("extender", "mig-controller")
+
+
+def bundle(target: str, namespace: str, image: str) -> dict[str, list[Obj]]:
+    if target == "extender":
+        return extender_objects(namespace, image)
+    if target == "mig-controller":
+        return mig_controller_objects(namespace, image)
+    raise InputError(f"unknown deploy target {target!r}", expected=" or ".join(TARGETS))
+
+
+def namespace_object(namespace: str) -> Obj:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+
+
+def render(target: str, namespace: str, image: str, out: Path) -> list[Path]:
+    files = {"namespace.yaml": [namespace_object(namespace)], **bundle(target, namespace, image)}
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, objects in files.items():
+        path = out / name
+        path.write_text(yaml.safe_dump_all(objects, sort_keys=False))
+        written.append(path)
+    kustomization = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": list(files),
+    }
+    path = out / "kustomization.yaml"
+    path.write_text(yaml.safe_dump(kustomization, sort_keys=False))
+    return [*written, path]
