@@ -1,0 +1,159 @@
+"""Evaluation at the edges where gpuplane and a real Prometheus 3 disagreed: overflowing sums and
+means, ``histogram_quantile``'s special cases, Go's ``^``, ``/`` and ``%``. The expected values
+are what Prometheus 3 answers; nothing here may raise anything but an InputError."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pytest
+
+from gpuplane.autoscaler.promql import Scalar, Vector, evaluate
+from gpuplane.core.errors import InputError
+from gpuplane.core.tsdb import SeriesStore, labels_of
+
+INF = math.inf
+
+
+def store(*series: tuple[str, dict[str, str], Sequence[tuple[float, float]]]) -> SeriesStore:
+    st = SeriesStore()
+    for name, labels, samples in series:
+        for t, v in samples:
+            st.append(name, labels_of(labels), t, v)
+    return st
+
+
+def values(q: str, st: SeriesStore, t: float) -> list[float]:
+    value = evaluate(q, st, t)
+    assert isinstance(value, Vector)
+    return value.values()
+
+
+def only(q: str, st: SeriesStore, t: float) -> float:
+    (v,) = values(q, st, t)
+    return v
+
+
+def scalar(q: str) -> float:
+    value = evaluate(q, SeriesStore(), 0.0)
+    assert isinstance(value, Scalar)
+    return value.value
+
+
+HUGE = store(
+    ("x", {"i": "1"}, [(10, 1e308), (20, 1e308)]),
+    ("x", {"i": "2"}, [(10, 1e308), (20, 1e308)]),
+    ("x", {"i": "3"}, [(20, -1e308)]),
+    ("neg", {"i": "1"}, [(20, -1.7e308)]),
+    ("neg", {"i": "2"}, [(20, -1.7e308)]),
+)
+
+
+def test_sums_overflow_to_inf_and_means_do_not() -> None:
+    assert only('sum(x{i!="3"})', HUGE, 20) == INF
+    assert only('avg(x{i!="3"})', HUGE, 20) == 1e308
+    # Once the running sum is +Inf it stays +Inf, whatever comes after (fsum would say 1e308).
+    assert only("sum(x)", HUGE, 20) == INF
+    assert only("avg(x)", HUGE, 20) == pytest.approx(1e308 / 3)
+    assert only("sum(neg)", HUGE, 20) == -INF
+    assert only("avg(neg)", HUGE, 20) == -1.7e308
+    over = values('sum_over_time(x{i="1"}[1m])', HUGE, 20)
+    assert over == [INF]
+    assert values('avg_over_time(x{i="1"}[1m])', HUGE, 20) == [1e308]
+    assert values("sum by (i) (x)", HUGE, 20) == [1e308, 1e308, -1e308]
+
+
+def test_compensated_sums() -> None:
+    st = store(*(("s", {"i": str(i)}, [(0, v)]) for i, v in enumerate((1.0, 1e100, 1.0, -1e100))))
+    assert only("sum(s)", st, 0) == 2.0  # Kahan-Neumaier, as Prometheus sums
+    series = store(("t", {}, [(i, v) for i, v in enumerate((1.0, 1e100, 1.0, -1e100))]))
+    assert only("sum_over_time(t[1m])", series, 3) == 2.0
+    assert only("avg_over_time(t[1m])", series, 3) == 0.5
+
+
+@pytest.mark.parametrize(
+    "q", ["stddev(x)", "stdvar(x)", "quantile(0.5, x)", 'count_values("v", x)']
+)
+def test_aggregations_outside_the_subset_are_refused(q: str) -> None:
+    with pytest.raises(InputError, match="is not supported"):
+        evaluate(q, HUGE, 20)
+
+
+def buckets(counts: dict[str, float]) -> SeriesStore:
+    return store(*(("h_bucket", {"le": le}, [(0, c)]) for le, c in counts.items()))
+
+
+EMPTY_LOW = buckets({"0.1": 0, "0.5": 0, "1": 40, "+Inf": 50})
+
+
+@pytest.mark.parametrize(
+    ("q", "hist", "want"),
+    [
+        ("0", EMPTY_LOW, math.nan),  # rank 0 in an empty lowest bucket: 0/0
+        ("0", buckets({"0.1": 10, "+Inf": 50}), 0.0),
+        ("0", buckets({"-1": 0, "0": 10, "+Inf": 20}), -1.0),  # lowest bound <= 0 is returned
+        ("0.5", EMPTY_LOW, 0.5 + 0.5 * (25 / 40)),
+        ("NaN", EMPTY_LOW, math.nan),
+        ("-0.5", EMPTY_LOW, -INF),
+        ("1.5", EMPTY_LOW, INF),
+        ("0.5", buckets({"+Inf": 10}), math.nan),  # fewer than two buckets
+        ("0.5", buckets({"1": 10, "2": 20}), math.nan),  # no +Inf bucket
+        ("0.5", buckets({"1": 0, "+Inf": 0}), math.nan),  # no observations
+        # a count below its predecessor is raised to it: 5 becomes 10, rank 20 is in (2, 3]
+        ("0.5", buckets({"1": 10, "2": 5, "3": 30, "+Inf": 40}), 2.5),
+        ("0.5", buckets({"1": math.nan, "+Inf": math.nan}), 1.0),  # sort.Search finds nothing
+        ("1", buckets({"1": 10, "2": 20, "+Inf": 20}), 2.0),
+    ],
+)
+def test_histogram_quantile_edges(q: str, hist: SeriesStore, want: float) -> None:
+    got = only(f"histogram_quantile({q}, h_bucket)", hist, 0)
+    assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want)
+
+
+@pytest.mark.parametrize(
+    ("q", "want"),
+    [
+        ("(-2) ^ 1025", -INF),
+        ("(-2) ^ 1024", INF),
+        ("2 ^ 1025", INF),
+        ("-2 ^ 1025", -INF),  # -(2 ^ 1025): unary minus binds looser than ^
+        ("0 ^ -1", INF),
+        ("(-8) ^ (1/3)", math.nan),
+        ("(-1) ^ Inf", 1.0),
+        ("0.5 ^ -Inf", INF),
+        ("NaN ^ 0", 1.0),
+        ("1 ^ NaN", 1.0),
+        ("(-Inf) ^ 3", -INF),
+        ("10 ^ -400", 0.0),
+        ("1 / 0", INF),
+        ("-1 / 0", -INF),
+        ("0 / 0", math.nan),
+        ("5 % 0", math.nan),
+        ("Inf % 2", math.nan),
+        ("5 % Inf", 5.0),
+        ("-5 % 3", -2.0),
+        ("1e308 * 10", INF),
+        ("1e308 + 1e308 - 1e308", INF),
+    ],
+)
+def test_scalar_arithmetic_is_go_arithmetic(q: str, want: float) -> None:
+    got = scalar(q)
+    assert (math.isnan(got) and math.isnan(want)) or got == want
+
+
+def test_vector_arithmetic_and_functions_do_not_raise() -> None:
+    st = store(
+        ("v", {"i": "0"}, [(0, 0.0)]),
+        ("v", {"i": "1"}, [(0, -0.5)]),
+        ("v", {"i": "2"}, [(0, math.nan)]),
+        ("v", {"i": "3"}, [(0, INF)]),
+    )
+    assert [str(v) for v in values("v / 0", st, 0)] == ["nan", "-inf", "nan", "inf"]
+    assert [str(v) for v in values("v % 0", st, 0)] == ["nan"] * 4
+    assert [str(v) for v in values("v ^ -1", st, 0)] == ["inf", "-2.0", "nan", "0.0"]
+    assert [str(v) for v in values("0 ^ v", st, 0)] == ["1.0", "inf", "nan", "0.0"]
+    assert [str(v) for v in values("ceil(v)", st, 0)] == ["0.0", "-0.0", "nan", "inf"]
+    assert [str(v) for v in values("floor(v)", st, 0)] == ["0.0", "-1.0", "nan", "inf"]
+    assert [str(v) for v in values("clamp_min(v, Inf)", st, 0)] == ["inf"] * 4  # Max(+Inf, NaN)
+    assert [str(v) for v in values("clamp_max(v, NaN)", st, 0)] == ["nan"] * 4
