@@ -1,6 +1,7 @@
 """Evaluation at the edges where gpuplane and a real Prometheus 3 disagreed: overflowing sums and
-means, ``histogram_quantile``'s special cases, Go's ``^``, ``/`` and ``%``. The expected values
-are what Prometheus 3 answers; nothing here may raise anything but an InputError."""
+means, ``histogram_quantile``'s special cases, Go's ``^``, ``/`` and ``%``, the left-open
+lookback window. The expected values are what Prometheus 3 answers; nothing here may raise
+anything but an InputError."""
 
 from __future__ import annotations
 
@@ -157,3 +158,22 @@ def test_vector_arithmetic_and_functions_do_not_raise() -> None:
     assert [str(v) for v in values("floor(v)", st, 0)] == ["0.0", "-1.0", "nan", "inf"]
     assert [str(v) for v in values("clamp_min(v, Inf)", st, 0)] == ["inf"] * 4  # Max(+Inf, NaN)
     assert [str(v) for v in values("clamp_max(v, NaN)", st, 0)] == ["nan"] * 4
+
+
+LOOKBACK = store(("up", {}, [(0, 1.0)]), ("frac", {}, [(0.7, 1.0)]))
+
+
+def test_the_lookback_window_is_open_on_the_left() -> None:
+    # A sample exactly 5 minutes old is gone for the instant selector and for [5m] alike.
+    assert values("up", LOOKBACK, 299.999) == [1.0]
+    assert values("up", LOOKBACK, 300) == []
+    assert values("last_over_time(up[5m])", LOOKBACK, 300) == []
+    assert values("last_over_time(up[5m])", LOOKBACK, 299.999) == [1.0]
+    # The boundary is computed on milliseconds: 300.7 - 300 is just below 0.7 in floats.
+    assert values("frac", LOOKBACK, 300.7) == []
+    assert values("count_over_time(frac[5m])", LOOKBACK, 300.7) == []
+    assert values("frac", LOOKBACK, 300.699) == [1.0]
+    # --query.lookback-delta (the CLI's --lookback) moves the same left-open boundary.
+    for t, want in ((60.0, 0), (59.0, 1)):
+        got = evaluate("up", LOOKBACK, t, lookback_s=60.0)
+        assert isinstance(got, Vector) and len(got) == want

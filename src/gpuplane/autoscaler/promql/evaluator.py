@@ -1,8 +1,9 @@
 """Instant-query evaluation of a parsed PromQL expression over a ``core.tsdb.SeriesStore``.
 
-An instant vector selector takes, per series, the newest sample at or before the evaluation time
-within the lookback delta (5 minutes); a range selector ``[d]`` takes the samples in
-``(t - d, t]`` (Prometheus 3 windows are open on the left). Evaluation is a pure function of the
+An instant vector selector takes, per series, the newest sample in ``(t - lookback, t]`` (the
+lookback delta, 5 minutes by default); a range selector ``[d]`` takes the samples in
+``(t - d, t]``. Both windows are open on the left, as in Prometheus 3: a sample exactly 5 minutes
+old is seen neither by ``x`` nor by ``last_over_time(x[5m])``. Evaluation is a pure function of the
 store's contents and the time.
 """
 
@@ -52,7 +53,7 @@ from gpuplane.autoscaler.promql.values import (
     render,
 )
 from gpuplane.core.errors import InputError
-from gpuplane.core.tsdb import DEFAULT_LOOKBACK_S, Series, SeriesStore
+from gpuplane.core.tsdb import DEFAULT_LOOKBACK_S, Series, SeriesStore, window_start
 
 _RANGE_FUNCS = {"rate", "increase", "delta", "irate"}
 _OVER_TIME = {
@@ -112,7 +113,7 @@ class _Evaluator:
     def matrix(self, sel: MatrixSelector) -> list[RangeSeries]:
         out = []
         for labels, series in self._series(sel.vector):
-            times, values = series.window(self.t - sel.range_s, self.t)
+            times, values = series.window(window_start(self.t, sel.range_s), self.t)
             if times:
                 out.append(RangeSeries(labels, tuple(times), tuple(values)))
         return out
