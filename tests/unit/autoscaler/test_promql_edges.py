@@ -1,7 +1,7 @@
 """Evaluation at the edges where gpuplane and a real Prometheus 3 disagreed: overflowing sums and
 means, ``histogram_quantile``'s special cases, Go's ``^``, ``/`` and ``%``, the left-open
-lookback window. The expected values are what Prometheus 3 answers; nothing here may raise
-anything but an InputError."""
+lookback window, number literals, and queries nested too deeply. The expected values are what
+Prometheus 3 answers; nothing here may raise anything but an InputError."""
 
 from __future__ import annotations
 
@@ -177,3 +177,29 @@ def test_the_lookback_window_is_open_on_the_left() -> None:
     for t, want in ((60.0, 0), (59.0, 1)):
         got = evaluate("up", LOOKBACK, t, lookback_s=60.0)
         assert isinstance(got, Vector) and len(got) == want
+
+
+@pytest.mark.parametrize(
+    ("literal", "want"),
+    [("010", 8.0), ("08", 8.0), ("0", 0.0), ("0x1f", 31.0), ("1e-999", 0.0), ("1.", 1.0)],
+)
+def test_number_literals_as_prometheus_reads_them(literal: str, want: float) -> None:
+    # strconv.ParseInt(s, 0, 64) first: a leading zero is octal; then ParseFloat.
+    assert scalar(literal) == want
+    assert scalar("99999999999999999999") == 1e20
+
+
+@pytest.mark.parametrize(
+    ("q", "problem"),
+    [
+        ("1e999", "value out of range"),
+        ("0x" + "f" * 17, "invalid syntax"),
+        ("x[" + "9" * 30 + "y]", "duration out of range"),
+        ("-" * 3000 + "1", "nested too deeply"),
+        ("1" + " + 1" * 3000, "nested too deeply"),
+        ("(" * 3000 + "1" + ")" * 3000, "nested too deeply"),
+    ],
+)
+def test_literals_and_nesting_beyond_limits_are_input_errors(q: str, problem: str) -> None:
+    with pytest.raises(InputError, match=problem):
+        evaluate(q, SeriesStore(), 0.0)

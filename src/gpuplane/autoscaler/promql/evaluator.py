@@ -4,7 +4,9 @@ An instant vector selector takes, per series, the newest sample in ``(t - lookba
 lookback delta, 5 minutes by default); a range selector ``[d]`` takes the samples in
 ``(t - d, t]``. Both windows are open on the left, as in Prometheus 3: a sample exactly 5 minutes
 old is seen neither by ``x`` nor by ``last_over_time(x[5m])``. Evaluation is a pure function of the
-store's contents and the time.
+store's contents and the time, and raises nothing but InputError: arithmetic follows Go's float
+rules (``gofloat``), and an expression nested deeper than Python's recursion allows is an
+InputError rather than a crash (Prometheus has no such limit).
 """
 
 from __future__ import annotations
@@ -221,8 +223,20 @@ def evaluate(
     t_s: float,
     lookback_s: float = DEFAULT_LOOKBACK_S,
     source: str | None = None,
+    text: str | None = None,
 ) -> Value:
-    """Evaluate ``query`` (text or an already parsed tree) at ``t_s``: a Scalar or a Vector."""
-    text = query if isinstance(query, str) else ""
-    node = parse_query(query, source) if isinstance(query, str) else query
-    return _Evaluator(store, t_s, lookback_s, text, source).eval(node)
+    """Evaluate ``query`` (text or an already parsed tree) at ``t_s``: a Scalar or a Vector.
+
+    ``text`` is the query's text when ``query`` is a parsed tree, so that evaluation errors can
+    say where they are. Every failure is an InputError.
+    """
+    if isinstance(query, str):
+        text, node = query, parse_query(query, source)
+    else:
+        text, node = text or "", query
+    try:
+        return _Evaluator(store, t_s, lookback_s, text, source).eval(node)
+    except RecursionError:
+        raise query_error(
+            text, 0, "the expression is nested too deeply to evaluate", source=source
+        ) from None
