@@ -174,8 +174,9 @@ def test_the_lookback_window_is_open_on_the_left() -> None:
     assert values("count_over_time(frac[5m])", LOOKBACK, 300.7) == []
     assert values("frac", LOOKBACK, 300.699) == [1.0]
     # --query.lookback-delta (the CLI's --lookback) moves the same left-open boundary.
-    for t, want in ((60.0, 0), (59.0, 1)):
-        got = evaluate("up", LOOKBACK, t, lookback_s=60.0)
+    for t, lookback, want in ((60.0, 60.0, 0), (59.0, 60.0, 1), (299.0, 0.0, 1), (300.0, 0.0, 0)):
+        # a lookback delta of 0 is the engine's default, 5 minutes
+        got = evaluate("up", LOOKBACK, t, lookback_s=lookback)
         assert isinstance(got, Vector) and len(got) == want
 
 

@@ -228,8 +228,11 @@ def evaluate(
     """Evaluate ``query`` (text or an already parsed tree) at ``t_s``: a Scalar or a Vector.
 
     ``text`` is the query's text when ``query`` is a parsed tree, so that evaluation errors can
-    say where they are. Every failure is an InputError.
+    say where they are. A ``lookback_s`` of 0 is the default 5 minutes, as Prometheus's engine
+    takes a zero lookback delta. Every failure is an InputError.
     """
+    if lookback_s <= 0:
+        lookback_s = DEFAULT_LOOKBACK_S
     if isinstance(query, str):
         text, node = query, parse_query(query, source)
     else:
