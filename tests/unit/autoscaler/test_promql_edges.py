@@ -199,6 +199,8 @@ def test_number_literals_as_prometheus_reads_them(literal: str, want: float) -> 
         ("-" * 3000 + "1", "nested too deeply"),
         ("1" + " + 1" * 3000, "nested too deeply"),
         ("(" * 3000 + "1" + ")" * 3000, "nested too deeply"),
+        ('x{a=~"a{5000000000}"}', "invalid regular expression"),  # Python's re overflowed
+        ('x{a=~"' + "(" * 3000 + "a" + ")" * 3000 + '"}', "invalid regular expression"),
     ],
 )
 def test_literals_and_nesting_beyond_limits_are_input_errors(q: str, problem: str) -> None:
