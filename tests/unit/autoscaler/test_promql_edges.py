@@ -5,10 +5,13 @@ Prometheus 3 answers; nothing here may raise anything but an InputError."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Sequence
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpuplane.autoscaler.promql import Scalar, Vector, evaluate
 from gpuplane.core.errors import InputError
@@ -206,3 +209,63 @@ def test_number_literals_as_prometheus_reads_them(literal: str, want: float) -> 
 def test_literals_and_nesting_beyond_limits_are_input_errors(q: str, problem: str) -> None:
     with pytest.raises(InputError, match=problem):
         evaluate(q, SeriesStore(), 0.0)
+
+
+FLOATS = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from(
+    [0.0, -0.0, 1e308, -1e308, 1.7976931348623157e308, 5e-324, -5e-324, 1.0, -1.0, 2.0, -2.0]
+)
+TEMPLATES = [
+    "sum(v)",
+    "avg(v)",
+    "min(v) - max(v)",
+    "count(v) / {k}",
+    "sum_over_time(v[1h])",
+    "avg_over_time(v[1h])",
+    "min_over_time(v[1h]) + max_over_time(v[1h])",
+    "rate(v[1h]) + increase(v[1h]) + delta(v[1h]) + irate(v[1h])",
+    "histogram_quantile({k}, h_bucket)",
+    "histogram_quantile({k}, sum by (le) (rate(h_bucket[1h])))",
+    "v ^ {k}",
+    "{k} ^ v",
+    "v / {k}",
+    "{k} / v",
+    "v % {k}",
+    "{k} % v",
+    "v * {k} - v",
+    "v + v",
+    "v / v",
+    "v % v",
+    "v ^ v",
+    "ceil(v) + floor(v) + abs(v)",
+    "clamp_min(v, {k}) + clamp_max(v, {k})",
+    "scalar(sum(v)) ^ {k}",
+    "v > {k}",
+    "v == bool {k}",
+    "{k} ^ {k} % {k} / {k}",
+]
+
+
+def promql_literal(x: float) -> str:
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Inf" if x > 0 else "(-Inf)"
+    return f"({x!r})"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(FLOATS, min_size=2, max_size=6), FLOATS, st.sampled_from(TEMPLATES))
+def test_no_float_input_makes_evaluation_raise(
+    samples: list[float], k: float, template: str
+) -> None:
+    """Whatever the sample values and the scalar, evaluation returns or is an InputError."""
+    db = SeriesStore()
+    for i, series in enumerate((samples, samples[::-1])):
+        for j, v in enumerate(series):
+            db.append("v", labels_of({"i": str(i)}), 60.0 * j, v)
+    for le, v in zip(("0", "0.5", "1", "+Inf"), sorted(samples, key=abs), strict=False):
+        for j in range(3):
+            db.append("h_bucket", labels_of({"le": le}), 60.0 * j, v * j)
+    query = template.format(k=promql_literal(k))
+    with contextlib.suppress(InputError):
+        evaluate(query, db, 60.0 * (len(samples) - 1))
