@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from gpuplane.autoscaler.keda import prometheus_scaler
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.twin.build import simulation_from_spec
 
@@ -44,3 +47,20 @@ def test_promql_series_exist_for_the_triggers() -> None:
     store = sim.cluster.tsdb
     series = list(store.series("vllm:kv_cache_usage_perc"))
     assert series and all(dict(s.labels)["model_name"] == "qwen-72b" for s in series)
+
+
+def test_a_query_that_fails_to_evaluate_does_not_stop_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Any exception inside the evaluation (here a stand-in for a future evaluator bug) is the
+    # trigger's error: KEDA and the HPA hold the replicas, and the run goes on to its end.
+    def boom(*args: object, **kwargs: object) -> None:
+        raise OverflowError("math range error")
+
+    monkeypatch.setattr(prometheus_scaler, "evaluate", boom)
+    spec = load_scenario_spec(EXAMPLE).spec
+    sim = simulation_from_spec(spec, seed=0, check_invariants=False)
+    result = sim.run(240.0)
+    assert result.summary.autoscaling is not None
+    (auto,) = result.summary.autoscaling.scaled_objects
+    assert auto.scale_events == 0 and auto.replicas_at_end == 2

@@ -58,7 +58,10 @@ def promql_command(
         typer.Option("--time", help="Evaluation time (seconds or 5m); default: the last sample."),
     ] = None,
     lookback: Annotated[
-        str, typer.Option("--lookback", help="Lookback delta of instant selectors.")
+        str,
+        typer.Option(
+            "--lookback", help="Lookback delta of instant selectors (0: the default, 5m)."
+        ),
     ] = "5m",
 ) -> None:
     """Evaluate QUERY on a small sample file; print the result as Prometheus's /api/v1/query

@@ -6,9 +6,11 @@ the ``__name__`` label. Histograms are stored as their exposition series (``<nam
 (``histogram_quantile(0.9, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket[1m])))``)
 reads the same series here. Samples of one series must arrive in time order.
 
-Lookup of the value at time ``t`` follows Prometheus's instant-vector rule: the newest sample at or
-before ``t`` and not older than the lookback delta (5 minutes by default); a series with no such
-sample is absent from the result.
+Lookup of the value at time ``t`` follows Prometheus 3's instant-vector rule: the newest sample at
+or before ``t`` and newer than ``t`` minus the lookback delta (5 minutes by default), so a sample
+exactly 5 minutes old is no longer seen, as with a range selector's ``(t - d, t]``; a series with
+no such sample is absent from the result. Window starts are computed at Prometheus's millisecond
+resolution (``window_start``), so that a boundary falls exactly on a sample taken at it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,13 @@ Labels = tuple[tuple[str, str], ...]
 
 DEFAULT_LOOKBACK_S = 300.0
 """Prometheus's default ``--query.lookback-delta``."""
+
+
+def window_start(t_s: float, span_s: float) -> float:
+    """``t - span`` computed on whole milliseconds, as Prometheus computes it on its int64
+    millisecond timestamps: ``300.7 - 300`` in floats is just below 0.7, which would let a sample
+    at 0.7 into the window (Prometheus drops it)."""
+    return (round(t_s * 1000) - round(span_s * 1000)) / 1000
 
 
 def labels_of(mapping: Mapping[str, str]) -> Labels:
@@ -57,9 +66,10 @@ class Series:
         self.values.append(value)
 
     def at(self, t: float, lookback_s: float = DEFAULT_LOOKBACK_S) -> float | None:
-        """The newest value at or before ``t`` within the lookback delta, else None."""
+        """The newest value at or before ``t`` and after ``t - lookback_s``, else None
+        (Prometheus 3: ``vectorSelectorSingle`` drops a sample exactly the lookback delta old)."""
         i = bisect.bisect_right(self.times, t) - 1
-        if i < 0 or t - self.times[i] > lookback_s:
+        if i < 0 or self.times[i] <= window_start(t, lookback_s):
             return None
         return self.values[i]
 

@@ -33,9 +33,16 @@ _BINARY_LEVELS: list[tuple[str, ...]] = [
 ]
 _FUNCS: dict[str, Callable[..., float]] = {
     "abs": abs,
-    "ceil": lambda x: float(math.ceil(x)),
-    "floor": lambda x: float(math.floor(x)),
-    "round": lambda x: float(math.floor(x + 0.5)) if x >= 0 else -float(math.floor(-x + 0.5)),
+    # Go's math.Ceil/Floor/Round return ±Inf and NaN unchanged (Python's raise on them).
+    "ceil": lambda x: float(math.ceil(x)) if math.isfinite(x) else x,
+    "floor": lambda x: float(math.floor(x)) if math.isfinite(x) else x,
+    "round": lambda x: (
+        x
+        if not math.isfinite(x)
+        else float(math.floor(x + 0.5))
+        if x >= 0
+        else -float(math.floor(-x + 0.5))
+    ),
     "max": max,
     "min": min,
     "int": lambda x: float(math.trunc(x)),
@@ -95,7 +102,14 @@ class Formula:
     names: frozenset[str]
 
     def evaluate(self, env: Mapping[str, float | None]) -> float:
-        value = _eval(self.tree, env)
+        """The formula's value; every failure is a FormulaError, which KEDA reports as the
+        composite metric's error, never an exception of another kind."""
+        try:
+            value = _eval(self.tree, env)
+        except FormulaError:
+            raise
+        except (ArithmeticError, ValueError, RecursionError) as err:
+            raise FormulaError(f"cannot evaluate the formula: {err}") from None
         if isinstance(value, bool) or value is None:
             raise FormulaError(f"expected float64, but got {_type(value)}")
         return float(value)

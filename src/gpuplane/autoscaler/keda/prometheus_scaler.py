@@ -25,7 +25,7 @@ from typing import Protocol
 
 from gpuplane.autoscaler.keda.model import GO_FALSE, GO_TRUE
 from gpuplane.autoscaler.promql import evaluate
-from gpuplane.autoscaler.promql.parser import parse
+from gpuplane.autoscaler.promql.parser import parse, parse_query
 from gpuplane.autoscaler.promql.values import LabelSet, Scalar
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location
@@ -174,7 +174,13 @@ class PromQueryApi(Protocol):
 
 @dataclass
 class SeriesStorePrometheus:
-    """A Prometheus server over the twin's series store (the PromQL subset evaluates)."""
+    """A Prometheus server over the twin's series store (the PromQL subset evaluates).
+
+    It answers as ``/api/v1/query`` does (``web/api/v1``): a query that does not parse is
+    ``400 bad_data``; one that fails while evaluating is ``422 execution``, and so is any other
+    exception raised inside the evaluation, as Prometheus's engine recovers a panic into an
+    ``unexpected error``. Nothing raises out of ``query``: a failure reaches KEDA as an answer.
+    """
 
     store: SeriesStore
     extra: dict[str, QueryAnswer] = field(default_factory=dict)
@@ -183,12 +189,24 @@ class SeriesStorePrometheus:
         if query in self.extra:
             return self.extra[query]
         try:
-            value = evaluate(query, self.store, t_s)
-        except InputError as err:  # Prometheus answers 400 bad_data
-            return QueryAnswer(status=400, error=str(err))
+            node = parse_query(query)
+        except InputError as err:
+            return QueryAnswer(status=400, error=f"bad_data: {err}")
+        try:
+            value = evaluate(node, self.store, t_s, text=query)
+        except InputError as err:
+            return QueryAnswer(status=422, error=f"execution: {err}")
+        except Exception as err:  # a bug in the evaluator must not take the poll down
+            return QueryAnswer(status=422, error=f"execution: unexpected error: {describe(err)}")
         if isinstance(value, Scalar):
             return QueryAnswer(scalar=value.value)
         return QueryAnswer(series=tuple((s.labels, s.value) for s in value.samples))
+
+
+def describe(err: BaseException) -> str:
+    """An unexpected exception in one line: its type and its message."""
+    text = str(err)
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
 
 
 class ScalerError(Exception):

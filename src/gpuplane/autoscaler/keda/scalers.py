@@ -30,6 +30,7 @@ from gpuplane.autoscaler.keda.prometheus_scaler import (
     PromQueryApi,
     QueryAnswer,
     ScalerError,
+    describe,
     metric_in_milli,
     parse_prometheus_metadata,
     read_answer,
@@ -123,10 +124,15 @@ class PrometheusScaler:
         )
 
     def poll(self, t_s: float) -> ScalerPoll:
+        """``GetMetricsAndActivity``: any failure, the server's or the client's, is the poll's
+        error (KEDA's scaler returns it; the scale loop and the fallback deal with it), never an
+        exception out of the poll."""
         try:
             value = read_answer(self.meta, self.api.query(self.meta.query, t_s))
         except ScalerError as err:
             return ScalerPoll(None, False, str(err))
+        except Exception as err:  # the HTTP client's failure, in KEDA; here any bug below
+            return ScalerPoll(None, False, f"error executing prometheus query: {describe(err)}")
         return ScalerPoll(metric_in_milli(value), value > self.meta.activation_threshold)
 
 

@@ -2,13 +2,17 @@
 
 With ``by (labels)`` a result keeps only those labels; with ``without (labels)`` it keeps every
 label except those and the metric name; with neither, one result without labels. ``min``/``max``
-ignore NaN unless every value is NaN; ``count`` counts samples.
+ignore NaN unless every value is NaN; ``count`` counts samples. ``sum`` and ``avg`` are
+Prometheus 3's compensated sum and overflow-safe mean (``gofloat``): ``sum`` of values near
+1e308 is +Inf, their ``avg`` stays finite. (``stddev``, ``stdvar``, ``quantile``, ``count_values``
+and the other aggregations are outside the subset.)
 """
 
 from __future__ import annotations
 
 import math
 
+from gpuplane.autoscaler.promql import gofloat
 from gpuplane.autoscaler.promql.values import NAME, LabelSet, Sample, keep, without
 
 
@@ -28,12 +32,12 @@ def aggregate(
 
 
 def _reduce(op: str, values: list[float]) -> float:
+    # A compensated sum can depend on the order in its last bit: values come in the order of the
+    # input vector, which need not be the order Prometheus's storage returns series in.
     if op == "sum":
-        return math.fsum(values) if all(math.isfinite(v) for v in values) else sum(values)
+        return gofloat.kahan_sum(values)
     if op == "avg":
-        if all(math.isfinite(v) for v in values):
-            return math.fsum(values) / len(values)
-        return sum(values) / len(values)
+        return gofloat.mean(values)
     if op == "count":
         return float(len(values))
     result = values[0]

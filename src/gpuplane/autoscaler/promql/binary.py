@@ -1,7 +1,9 @@
 """Binary operators between scalars and instant vectors (``promql/engine.go``: ``VectorBinop``,
 ``VectorscalarBinop``, ``VectorAnd/Or/Unless``).
 
-- Arithmetic drops the metric name. IEEE rules apply (``x/0`` is ±Inf, ``0/0`` NaN).
+- Arithmetic drops the metric name and never raises: Go's float rules apply (``x/0`` is ±Inf,
+  ``0/0`` NaN, ``x%0`` NaN, ``^`` is ``math.Pow``: ``(-2)^1025`` is -Inf, ``0^-1`` +Inf,
+  ``(-8)^(1/3)`` NaN; see ``gofloat``).
 - A comparison without ``bool`` filters: an element stays, with its own value, when the
   comparison holds (for ``scalar > vector`` too: the vector element's value is kept). With
   ``bool`` every element stays with value 1 or 0 and loses its name.
@@ -15,8 +17,7 @@
 
 from __future__ import annotations
 
-import math
-
+from gpuplane.autoscaler.promql import gofloat
 from gpuplane.autoscaler.promql.ast import COMPARISON_OPS, VectorMatching
 from gpuplane.autoscaler.promql.values import (
     NAME,
@@ -33,34 +34,6 @@ class BinaryOpError(ValueError):
     """A binary operation Prometheus refuses at evaluation time (ambiguous matching)."""
 
 
-def _pow(a: float, b: float) -> float:
-    try:
-        return math.pow(a, b)
-    except (OverflowError, ValueError):
-        if math.isnan(a) or math.isnan(b):
-            return math.nan
-        if a == 0 and b < 0:
-            return math.inf
-        if a < 0 and not float(b).is_integer():
-            return math.nan
-        return math.inf if abs(a) > 1 or (a < 0 and b < 0) else 0.0
-
-
-def _div(a: float, b: float) -> float:
-    if b == 0:
-        if a == 0 or math.isnan(a):
-            return math.nan
-        return math.copysign(math.inf, a) * math.copysign(1.0, b)
-    return a / b
-
-
-def _mod(a: float, b: float) -> float:
-    # Go's math.Mod: the result has the sign of a; x % 0 and Inf % y are NaN.
-    if b == 0 or math.isinf(a) or math.isnan(a) or math.isnan(b):
-        return math.nan
-    return math.fmod(a, b)
-
-
 def arith(op: str, a: float, b: float) -> float:
     if op == "+":
         return a + b
@@ -69,10 +42,10 @@ def arith(op: str, a: float, b: float) -> float:
     if op == "*":
         return a * b
     if op == "/":
-        return _div(a, b)
+        return gofloat.div(a, b)
     if op == "%":
-        return _mod(a, b)
-    return _pow(a, b)
+        return gofloat.mod(a, b)
+    return gofloat.pow_(a, b)
 
 
 def compare(op: str, a: float, b: float) -> bool:

@@ -1,9 +1,12 @@
 """Instant-query evaluation of a parsed PromQL expression over a ``core.tsdb.SeriesStore``.
 
-An instant vector selector takes, per series, the newest sample at or before the evaluation time
-within the lookback delta (5 minutes); a range selector ``[d]`` takes the samples in
-``(t - d, t]`` (Prometheus 3 windows are open on the left). Evaluation is a pure function of the
-store's contents and the time.
+An instant vector selector takes, per series, the newest sample in ``(t - lookback, t]`` (the
+lookback delta, 5 minutes by default); a range selector ``[d]`` takes the samples in
+``(t - d, t]``. Both windows are open on the left, as in Prometheus 3: a sample exactly 5 minutes
+old is seen neither by ``x`` nor by ``last_over_time(x[5m])``. Evaluation is a pure function of the
+store's contents and the time, and raises nothing but InputError: arithmetic follows Go's float
+rules (``gofloat``), and an expression nested deeper than Python's recursion allows is an
+InputError rather than a crash (Prometheus has no such limit).
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ from gpuplane.autoscaler.promql.values import (
     render,
 )
 from gpuplane.core.errors import InputError
-from gpuplane.core.tsdb import DEFAULT_LOOKBACK_S, Series, SeriesStore
+from gpuplane.core.tsdb import DEFAULT_LOOKBACK_S, Series, SeriesStore, window_start
 
 _RANGE_FUNCS = {"rate", "increase", "delta", "irate"}
 _OVER_TIME = {
@@ -112,7 +115,7 @@ class _Evaluator:
     def matrix(self, sel: MatrixSelector) -> list[RangeSeries]:
         out = []
         for labels, series in self._series(sel.vector):
-            times, values = series.window(self.t - sel.range_s, self.t)
+            times, values = series.window(window_start(self.t, sel.range_s), self.t)
             if times:
                 out.append(RangeSeries(labels, tuple(times), tuple(values)))
         return out
@@ -220,8 +223,23 @@ def evaluate(
     t_s: float,
     lookback_s: float = DEFAULT_LOOKBACK_S,
     source: str | None = None,
+    text: str | None = None,
 ) -> Value:
-    """Evaluate ``query`` (text or an already parsed tree) at ``t_s``: a Scalar or a Vector."""
-    text = query if isinstance(query, str) else ""
-    node = parse_query(query, source) if isinstance(query, str) else query
-    return _Evaluator(store, t_s, lookback_s, text, source).eval(node)
+    """Evaluate ``query`` (text or an already parsed tree) at ``t_s``: a Scalar or a Vector.
+
+    ``text`` is the query's text when ``query`` is a parsed tree, so that evaluation errors can
+    say where they are. A ``lookback_s`` of 0 is the default 5 minutes, as Prometheus's engine
+    takes a zero lookback delta. Every failure is an InputError.
+    """
+    if lookback_s <= 0:
+        lookback_s = DEFAULT_LOOKBACK_S
+    if isinstance(query, str):
+        text, node = query, parse_query(query, source)
+    else:
+        text, node = text or "", query
+    try:
+        return _Evaluator(store, t_s, lookback_s, text, source).eval(node)
+    except RecursionError:
+        raise query_error(
+            text, 0, "the expression is nested too deeply to evaluate", source=source
+        ) from None

@@ -12,15 +12,20 @@ never extrapolated below zero. Fewer than two samples give no result.
 by upper bound, requires a ``+Inf`` bucket, merges equal bounds, forces counts to be monotonic
 (ignoring float noise below a relative 1e-12), then interpolates linearly inside the bucket that
 holds the rank ``q · count``; the lowest bucket starts at 0 (or is its bound when that is <= 0),
-and a rank in the ``+Inf`` bucket gives the highest finite bound.
+and a rank in the ``+Inf`` bucket gives the highest finite bound. The edges, as in Prometheus:
+``q`` NaN gives NaN, ``q < 0`` -Inf, ``q > 1`` +Inf; no ``+Inf`` bucket, fewer than two buckets
+after merging, or a total count of 0 give NaN; an empty bucket holding the rank gives NaN (0/0).
+
+``avg_over_time``/``sum_over_time`` use the compensated, overflow-safe mean and sum of
+``gofloat``; nothing here raises on any float input.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 import sys
 
+from gpuplane.autoscaler.promql import gofloat
 from gpuplane.autoscaler.promql.values import (
     NAME,
     LabelSet,
@@ -91,17 +96,17 @@ def over_time(func: str, series: RangeSeries) -> float | None:
     if not values:
         return None
     if func == "avg_over_time":
-        return math.fsum(values) / len(values)
+        return gofloat.mean(values)
     if func == "sum_over_time":
-        return math.fsum(values)
+        return gofloat.kahan_sum(values)
     if func == "count_over_time":
         return float(len(values))
     if func == "last_over_time":
         return values[-1]
-    pick = max if func == "max_over_time" else min
+    is_max = func == "max_over_time"
     result = values[0]
-    for v in values[1:]:
-        if math.isnan(result) or (not math.isnan(v) and pick(v, result) == v):
+    for v in values[1:]:  # compareOverTime: a NaN so far is replaced, ties keep the first
+        if math.isnan(result) or (v > result if is_max else v < result):
             result = v
     return result
 
@@ -150,8 +155,7 @@ def bucket_quantile(q: float, buckets: list[tuple[float, float]]) -> float:
     if observations == 0:
         return math.nan
     rank = q * observations
-    counts = [c for _, c in merged[:-1]]
-    b = bisect.bisect_left(counts, rank)  # first bucket whose count >= rank, else len-1
+    b = gofloat.search(len(merged) - 1, lambda i: merged[i][1] >= rank)
     if b == len(merged) - 1:
         return merged[-2][0]
     if b == 0 and merged[0][0] <= 0:
@@ -161,7 +165,9 @@ def bucket_quantile(q: float, buckets: list[tuple[float, float]]) -> float:
         start = merged[b - 1][0]
         count -= merged[b - 1][1]
         rank -= merged[b - 1][1]
-    return start + (end - start) * (rank / count)
+    # count is 0 when the rank is 0 and the lowest bucket is empty (histogram_quantile(0, ...)):
+    # Go's 0/0 is NaN, and so is the result.
+    return start + (end - start) * gofloat.div(rank, count)
 
 
 def parse_le(text: str) -> float | None:
@@ -194,15 +200,13 @@ def simple(func: str, samples: tuple[Sample, ...], arg: float | None) -> list[Sa
         v = s.value
         if func == "abs":
             r = abs(v)
-        elif func == "ceil":
-            r = float(math.ceil(v)) if math.isfinite(v) else v
-        elif func == "floor":
-            r = float(math.floor(v)) if math.isfinite(v) else v
-        elif func == "clamp_min":
+        elif func in ("ceil", "floor"):
+            r = gofloat.ceil(v) if func == "ceil" else gofloat.floor(v)
+        elif func == "clamp_min":  # clamp(v, min, +Inf): math.Max(min, math.Min(+Inf, v))
             assert arg is not None
-            r = math.nan if math.isnan(arg) else max(arg, v) if not math.isnan(v) else v
-        else:  # clamp_max
+            r = gofloat.go_max(arg, gofloat.go_min(math.inf, v))
+        else:  # clamp_max: clamp(v, -Inf, max)
             assert arg is not None
-            r = math.nan if math.isnan(arg) else min(arg, v) if not math.isnan(v) else v
+            r = gofloat.go_max(-math.inf, gofloat.go_min(arg, v))
         out.append(Sample(drop_name(s.labels), r))
     return out

@@ -10,6 +10,7 @@ or back-quoted (raw). ``#`` starts a comment to the end of the line.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -63,7 +64,15 @@ _IDENT = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _WORD_CHAR = re.compile(r"[a-zA-Z0-9_]")
 _NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _DURATION = re.compile(r"(?:[0-9]+(?:ms|s|m|h|d|w|y))+")
-_DURATION_UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+_DURATION_UNIT_MS = {
+    "ms": 1,
+    "s": 1000,
+    "m": 60_000,
+    "h": 3_600_000,
+    "d": 86_400_000,
+    "w": 604_800_000,
+    "y": 31_536_000_000,
+}
 _DURATION_PART = re.compile(r"([0-9]+)(ms|s|m|h|d|w|y)")
 _OPERATORS = sorted(
     [t for t in Tok if t not in (Tok.IDENT, Tok.NUMBER, Tok.DURATION, Tok.STRING, Tok.EOF)],
@@ -72,13 +81,47 @@ _OPERATORS = sorted(
 _ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 
 
+_INT64_MAX = 2**63 - 1
+
+
+def number_value(text: str) -> float | str:
+    """A NUMBER token's value as Prometheus's parser reads it, or Go's error text.
+
+    ``strconv.ParseInt(text, 0, 64)`` comes first, so ``0x1f`` is 31 and a leading zero means
+    octal (``010`` is 8); then ``strconv.ParseFloat``, which takes ``08`` or ``1e3`` as decimal,
+    refuses a hexadecimal number too large for int64 (it would need a ``p`` exponent) and
+    reports an overflow (``1e999``) as out of range instead of returning +Inf.
+    """
+    if text[:2].lower() == "0x":
+        n = int(text[2:], 16)
+        if n > _INT64_MAX:
+            return f'strconv.ParseFloat: parsing "{text}": invalid syntax'
+        return float(n)
+    if text.isdigit():
+        octal = len(text) > 1 and text[0] == "0"
+        if not octal or all(c in "01234567" for c in text):
+            n = int(text, 8 if octal else 10)
+            if n <= _INT64_MAX:
+                return float(n)
+    value = float(text)
+    if math.isinf(value):
+        return f'strconv.ParseFloat: parsing "{text}": value out of range'
+    return value
+
+
+def duration_ms(text: str) -> int:
+    """Milliseconds in a PromQL duration (``1h30m`` -> 5400000), exactly."""
+    return sum(int(n) * _DURATION_UNIT_MS[u] for n, u in _DURATION_PART.findall(text))
+
+
 def duration_seconds(text: str) -> float:
-    """Seconds in a PromQL duration (``1h30m`` -> 5400); units must not repeat or go upward."""
-    return float(sum(int(n) * _DURATION_UNIT_S[u] for n, u in _DURATION_PART.findall(text)))
+    """Seconds in a PromQL duration (``1h30m`` -> 5400); units must not repeat or go upward, and
+    the tokenizer has refused any longer than int64 milliseconds."""
+    return duration_ms(text) / 1000
 
 
 def _duration_ordered(text: str) -> bool:
-    order = list(_DURATION_UNIT_S)[::-1]  # y w d h m s ms
+    order = list(_DURATION_UNIT_MS)[::-1]  # y w d h m s ms
     ranks = [order.index(u) for _, u in _DURATION_PART.findall(text)]
     return all(a < b for a, b in itertools.pairwise(ranks))
 
@@ -151,6 +194,8 @@ def tokenize(query: str) -> list[Token]:
             if dur and not _WORD_CHAR.match(query, dur.end()):
                 if not _duration_ordered(dur.group()):
                     raise query_error(query, i, f"not a valid duration string: {dur.group()!r}")
+                if duration_ms(dur.group()) > _INT64_MAX:  # model.ParseDuration's limit
+                    raise query_error(query, i, f"duration out of range: {dur.group()!r}")
                 tokens.append(Token(Tok.DURATION, dur.group(), i))
                 i = dur.end()
                 continue

@@ -78,6 +78,8 @@ def compile_regex(regex: str) -> re.Pattern[str]:
         return re.compile(f"(?s:{translated})")
     except re.error as err:
         raise RegexError(str(err)) from None
+    except (OverflowError, RecursionError) as err:  # a{5000000000}; thousands of nested groups
+        raise RegexError(f"invalid regular expression: {err or 'nested too deeply'}") from None
 
 
 @dataclass(frozen=True, slots=True)

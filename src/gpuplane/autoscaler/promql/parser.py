@@ -29,7 +29,7 @@ from gpuplane.autoscaler.promql.ast import (
     VectorSelector,
 )
 from gpuplane.autoscaler.promql.errors import query_error, unsupported
-from gpuplane.autoscaler.promql.lexer import Tok, Token, duration_seconds, tokenize
+from gpuplane.autoscaler.promql.lexer import Tok, Token, duration_seconds, number_value, tokenize
 from gpuplane.autoscaler.promql.matchers import LabelMatcher, RegexError
 from gpuplane.autoscaler.promql.signatures import (
     AGGREGATIONS,
@@ -201,8 +201,9 @@ class _Parser:
         tok = self.peek()
         if tok.kind is Tok.NUMBER:
             self.next()
-            text = tok.text
-            value = float(int(text, 16)) if text[:2].lower() == "0x" else float(text)
+            value = number_value(tok.text)
+            if isinstance(value, str):
+                raise self.error(tok, f"error parsing number: {value}")
             return NumberLiteral(value, tok.pos)
         if tok.kind is Tok.STRING:
             self.next()
@@ -379,7 +380,10 @@ def parse(query: str, source: str | None = None) -> Expr:
     p = _Parser(query, source)
     if p.peek().kind is Tok.EOF:
         raise p.error(0, "empty query", expected="a PromQL expression")
-    node = p.expr()
+    try:
+        node = p.expr()
+    except RecursionError:
+        raise p.error(0, "the expression is nested too deeply to parse") from None
     tok = p.peek()
     if tok.kind is not Tok.EOF:
         if tok.keyword() == "offset":
