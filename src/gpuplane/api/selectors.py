@@ -96,14 +96,6 @@ def from_meta(raw: object) -> LabelSelector | None:
     return from_match_fields(labels, exprs)
 
 
-def merged(selectors: Iterable[LabelSelector]) -> LabelSelector:
-    """The AND of several selectors (``labels.Selector.Add`` of each one's requirements)."""
-    reqs: list[Requirement] = []
-    for selector in selectors:
-        reqs.extend(selector.requirements)
-    return LabelSelector("", tuple(reqs))
-
-
 def with_match_labels(labels: Mapping[str, str], selector: LabelSelector) -> LabelSelector:
     """``labels.SelectorFromSet(labels)`` with ``selector``'s requirements added."""
     reqs = tuple(Requirement(k, "=", (v,)) for k, v in labels.items())

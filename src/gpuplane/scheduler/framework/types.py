@@ -83,9 +83,9 @@ class PodInfo:
     # spec.topologySpreadConstraints as written (empty: the system default spreading applies).
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     # What kube-scheduler's DefaultSelector (plugins/helper/spread.go) builds for the pod: the AND
-    # of the selectors of the Services, ReplicationControllers, ReplicaSets and StatefulSets of
-    # its namespace that select it. The caller computes it (the scheduler has no listers); None
-    # when no such object selects the pod, and then no default spreading applies.
+    # of the selectors of the Services of its namespace that select it and of its controller
+    # (ReplicationController, ReplicaSet or StatefulSet). The caller computes it (the scheduler
+    # has no listers); None when nothing selects the pod: then no default spreading applies.
     default_spread_selector: LabelSelector | None = None
 
     @property
