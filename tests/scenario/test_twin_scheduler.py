@@ -138,6 +138,9 @@ control_plane:
   scheduler_profiles:
     - schedulerName: default-scheduler
     - schedulerName: packer
+      # kube's default spreading of a Deployment's replicas (weight 2) outweighs
+      # MostAllocated: a packing profile turns it off.
+      plugins: {multiPoint: {disabled: [{name: PodTopologySpread}]}}
       pluginConfig:
         - name: NodeResourcesFit
           args: {scoringStrategy: {type: MostAllocated}}
@@ -186,7 +189,7 @@ def test_the_scenario_chooses_the_profiles(tmp_path: Path) -> None:
     nodes: dict[str, set[str]] = {}
     for p in sim.cluster.store.pods.values():
         nodes.setdefault(p.name.split("-")[0], set()).add(str(p.node_name))
-    assert len(nodes["spread"]) == 2  # the default profile's LeastAllocated spreads
+    assert len(nodes["spread"]) == 2  # the default profile spreads (LeastAllocated, spreading)
     assert len(nodes["packed"]) == 1  # the packer profile's MostAllocated packs
 
 

@@ -5,7 +5,9 @@ A selector is a list of requirements that must all hold. Operators are the inter
 ``!exists``, ``gt``, ``lt``); meta/v1's ``matchLabels``/``matchExpressions`` map onto them as
 ``LabelSelectorAsSelector`` does (a matchLabels entry is ``=`` with one value; ``In``, ``NotIn``,
 ``Exists``, ``DoesNotExist``). As there, ``!=`` and ``notin`` also match objects without the key,
-and the empty selector matches everything.
+and the empty selector matches everything. The nil selector (a field left out) matches nothing:
+callers that keep the difference hold ``LabelSelector | None``, None being nil, as
+``LabelSelectorAsSelector(nil)`` returns ``labels.Nothing()``.
 """
 
 from __future__ import annotations
@@ -70,3 +72,31 @@ def from_match_fields(
         op = _FROM_META.get(operator, "!exists")
         reqs.append(Requirement(key, op, tuple(sorted(set(values or ())))))
     return LabelSelector("", tuple(reqs))
+
+
+def from_meta(raw: object) -> LabelSelector | None:
+    """A meta/v1 LabelSelector written as a mapping, as it sits in a pod's raw ``spec.affinity``:
+    None when it is absent (nil: matches nothing); ``{}`` is the empty selector (everything).
+    Validation happened where the manifest was read; entries of the wrong shape are skipped."""
+    if not isinstance(raw, Mapping):
+        return None
+    match_labels = raw.get("matchLabels")
+    labels = (
+        {str(k): str(v) for k, v in match_labels.items()}
+        if isinstance(match_labels, Mapping)
+        else {}
+    )
+    exprs: list[tuple[str, str, Iterable[str] | None]] = []
+    raw_exprs = raw.get("matchExpressions")
+    for e in raw_exprs if isinstance(raw_exprs, list) else []:
+        if isinstance(e, Mapping):
+            values = e.get("values")
+            listed = [str(v) for v in values] if isinstance(values, list) else None
+            exprs.append((str(e.get("key", "")), str(e.get("operator", "")), listed))
+    return from_match_fields(labels, exprs)
+
+
+def with_match_labels(labels: Mapping[str, str], selector: LabelSelector) -> LabelSelector:
+    """``labels.SelectorFromSet(labels)`` with ``selector``'s requirements added."""
+    reqs = tuple(Requirement(k, "=", (v,)) for k, v in labels.items())
+    return LabelSelector("", reqs + selector.requirements)

@@ -17,6 +17,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StrictStr
 
+from gpuplane.k8s.labels import LabelSelector
+
 
 def _whole_number(value: object) -> object:
     # kubectl turns YAML into JSON through float64, so `replicas: 2.0` reaches the API server as 2;
@@ -100,6 +102,20 @@ class Toleration(K8sModel):
     toleration_seconds: Int64 | None = Field(default=None, alias="tolerationSeconds")
 
 
+class TopologySpreadConstraint(K8sModel):
+    """core/v1 TopologySpreadConstraint. The three required fields default to their zero values,
+    as the API server reads an omitted field, so that validation says what it says there."""
+
+    max_skew: Int32 = Field(default=0, alias="maxSkew")
+    topology_key: StrictStr = Field(default="", alias="topologyKey")
+    when_unsatisfiable: StrictStr = Field(default="", alias="whenUnsatisfiable")
+    label_selector: LabelSelector | None = Field(default=None, alias="labelSelector")
+    min_domains: Int32 | None = Field(default=None, alias="minDomains")
+    node_affinity_policy: StrictStr | None = Field(default=None, alias="nodeAffinityPolicy")
+    node_taints_policy: StrictStr | None = Field(default=None, alias="nodeTaintsPolicy")
+    match_label_keys: list[StrictStr] | None = Field(default=None, alias="matchLabelKeys")
+
+
 class PodSpec(K8sModel):
     volumes: Any = None
     init_containers: list[Container] | None = Field(default=None, alias="initContainers")
@@ -136,7 +152,9 @@ class PodSpec(K8sModel):
     enable_service_links: Any = Field(default=None, alias="enableServiceLinks")
     preemption_policy: StrictStr | None = Field(default=None, alias="preemptionPolicy")
     overhead: dict[str, Any] | None = None
-    topology_spread_constraints: Any = Field(default=None, alias="topologySpreadConstraints")
+    topology_spread_constraints: list[TopologySpreadConstraint] | None = Field(
+        default=None, alias="topologySpreadConstraints"
+    )
     set_hostname_as_fqdn: Any = Field(default=None, alias="setHostnameAsFQDN")
     os: Any = None
     host_users: Any = Field(default=None, alias="hostUsers")

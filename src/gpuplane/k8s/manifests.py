@@ -272,6 +272,7 @@ def _deployment(doc: Deployment, warnings: Warnings) -> tw.DeploymentSpec:
         template=template,
         replicas=replicas,
         labels=_labels(doc.metadata),
+        selector=spec.selector.to_selector() if spec.selector is not None else None,
         max_surge=surge,
         max_unavailable=unavailable,
     )
@@ -290,6 +291,7 @@ def _replica_set(doc: ReplicaSet, warnings: Warnings) -> tw.ReplicaSetSpec:
         template=template,
         replicas=replicas,
         labels=_labels(doc.metadata),
+        selector=spec.selector.to_selector() if spec.selector is not None else None,
     )
 
 

@@ -4,7 +4,8 @@ Validation and defaulting follow the API server, checked against kubernetes/kube
 through the code index): ``pkg/apis/core/v1/defaults.go`` (``SetDefaults_PodSpec``: restartPolicy
 Always, terminationGracePeriodSeconds 30, schedulerName default-scheduler; ``SetDefaults_Pod``:
 requests from limits), ``pkg/apis/core/v1/validation/validation.go`` (``ValidateTolerations``,
-pod ``activeDeadlineSeconds`` in 1..2^31-1, ``validateOverhead``) and the "ephemeral containers
+pod ``activeDeadlineSeconds`` in 1..2^31-1, ``validateOverhead``,
+``validateTopologySpreadConstraints``: ``k8s.topology_spread``) and the "ephemeral containers
 cannot be set on create" rule. Messages are the upstream ones.
 """
 
@@ -23,6 +24,7 @@ from gpuplane.k8s.inference_args import inference_server, looks_like_server
 from gpuplane.k8s.labels import check_annotations, check_labels, label_value_error
 from gpuplane.k8s.quantity import parse_manifest_quantity
 from gpuplane.k8s.resources import container_resources, parse_resource_list, qualified_name_errors
+from gpuplane.k8s.topology_spread import topology_spread_constraints
 from gpuplane.twin.cluster.cluster import POD_GROUP_LABEL
 from gpuplane.twin.scenario.inference import InferenceServerSpec
 from gpuplane.twin.scenario.spec import ContainerSpec, PodTemplate, RestartPolicy
@@ -280,6 +282,9 @@ def translate_pod(
         node_selector=node_selector,
         tolerations=tolerations,
         affinity=dict(spec.affinity) if spec.affinity is not None else None,
+        topology_spread_constraints=topology_spread_constraints(
+            spec.topology_spread_constraints, f"{path}.topologySpreadConstraints", warnings.add
+        ),
         restart_policy=RestartPolicy(spec.restart_policy or RestartPolicy.ALWAYS.value),
         termination_grace_period_s=float(DEFAULT_GRACE_S if grace is None else grace),
         overhead=parse_resource_list(spec.overhead, f"{path}.overhead"),

@@ -9,7 +9,9 @@ import numpy as np
 from pydantic import ValidationError
 
 from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
+from gpuplane.api.selectors import LabelSelector
 from gpuplane.api.taints import Taint, Toleration
+from gpuplane.api.topology_spread import TopologySpreadConstraint
 from gpuplane.core.validation import first_error
 from gpuplane.scheduler.framework.config import REGISTRY_CONTEXT, ProfileConfig, gpuplane_profile
 from gpuplane.scheduler.framework.scheduler import Scheduler
@@ -46,6 +48,7 @@ def make_cluster(
     nominated: Sequence[NominatedPod] = (),
     now_s: float = 0.0,
     next_start_index: int = 0,
+    namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
 ) -> ClusterSnapshot:
     """Nodes ``n0..``; ``gpus[i]`` whole free GPUs out of ``num_gpus`` (the rest owned)."""
     n = len(gpus)
@@ -79,6 +82,7 @@ def make_cluster(
         nominated=nominated,
         now_s=now_s,
         next_start_index=next_start_index,
+        namespace_labels=namespace_labels,
     )
 
 
@@ -99,6 +103,10 @@ def make_pod(
     nominated: str | None = None,
     preemption_policy: str = "PreemptLowerPriority",
     scheduler: str = "default-scheduler",
+    labels: Mapping[str, str] | None = None,
+    spread: tuple[TopologySpreadConstraint, ...] = (),
+    default_selector: LabelSelector | None = None,
+    namespace: str = "ns",
 ) -> PodInfo:
     requests = {CPU: cpu_m, MEMORY: mem}
     if gpus:
@@ -107,7 +115,7 @@ def make_pod(
         requests[GPU_MILLI] = milli
     return PodInfo(
         uid=uid,
-        namespace="ns",
+        namespace=namespace,
         name=uid,
         requests=requests,
         priority=prio,
@@ -120,6 +128,9 @@ def make_pod(
         preemption_policy=preemption_policy,
         nominated_node=nominated,
         group_created_s=group_created_s,
+        labels=dict(labels or {}),
+        topology_spread_constraints=spread,
+        default_spread_selector=default_selector,
     )
 
 
@@ -132,6 +143,10 @@ def bound(
     start_s: float = 0.0,
     cpu_m: int = 1000,
     share: GpuShare | None = None,
+    labels: Mapping[str, str] | None = None,
+    affinity: Mapping[str, object] | None = None,
+    namespace: str = "ns",
+    terminating: bool = False,
 ) -> BoundPod:
     requests = {CPU: cpu_m}
     if gpu_ids:
@@ -140,7 +155,7 @@ def bound(
         requests[GPU_MILLI] = share.milli
     return BoundPod(
         uid=uid,
-        namespace="ns",
+        namespace=namespace,
         name=uid,
         node=node,
         priority=prio,
@@ -148,6 +163,9 @@ def bound(
         start_s=start_s,
         gpu_ids=gpu_ids,
         gpu_share=share,
+        labels=dict(labels or {}),
+        affinity=affinity,
+        terminating=terminating,
     )
 
 

@@ -45,6 +45,7 @@ from gpuplane.scheduler.framework.interfaces import (
     SCORE,
     BindPlugin,
     FilterPlugin,
+    FitsAfterOthers,
     NormalizeScorePlugin,
     PermitPlugin,
     Plugin,
@@ -109,6 +110,13 @@ class Framework:
             for plugin, _ in self.scores
             if hasattr(plugin, "normalize")
         }
+        # Plugins for which pods placed later may make a failed pod fit (the scheduler then does
+        # not reuse a failure for an identical pod).
+        self.fit_after_others = [
+            cast(FitsAfterOthers, p)
+            for p in self.plugins.values()
+            if hasattr(p, "may_fit_after_others")
+        ]
         self.reserves = [cast(ReservePlugin, p) for p in self._at(RESERVE)]
         self.permits = [cast(PermitPlugin, p) for p in self._at(PERMIT)]
         self.pre_binds = [cast(PreBindPlugin, p) for p in self._at(PRE_BIND)]
@@ -150,7 +158,10 @@ class Framework:
     ) -> Status:
         """Every Filter plugin on node ``i`` until one rejects it; ``dynamic_only`` skips those
         whose verdict cannot change when pods come and go (they passed already)."""
+        skipped = cs.skip_filter
         for plugin in self.dynamic_filters if dynamic_only else self.filters:
+            if skipped and plugin.name in skipped:
+                continue
             status = plugin.filter_node(cs, pod, st, i)
             if not status.ok:
                 return status.with_plugin(plugin.name)
@@ -189,6 +200,9 @@ class Framework:
             if status.code is Code.ERROR:
                 error = pre_filter_error(plugin.name, status.message)
                 return Diagnosis(st.num_nodes, st.snap.node_names, error=error)
+            if status.code is Code.SKIP:
+                cs.skip_filter.add(plugin.name)
+                continue
             if not status.ok:
                 absent = (plugin.name, status.code, status.message)
                 return Diagnosis(

@@ -50,7 +50,10 @@ def filter_pass(
     """The AND of every plugin's mask, and each plugin's mask for a later diagnosis."""
     masks: Masks = []
     mask: BoolArray | None = None
+    skipped = cs.skip_filter
     for plugin in filters:
+        if skipped and plugin.name in skipped:
+            continue
         m = plugin.filter(cs, pod, st)
         masks.append((plugin, m))
         if m is not None:
@@ -95,7 +98,7 @@ def diagnose(cs: CycleState, pod: PodInfo, st: ClusterState, masks: Masks) -> Di
 def charge_nominated(st: ClusterState, nominated: dict[int, list[PodInfo]], sign: int) -> None:
     for i, pods in nominated.items():
         for other in pods:
-            st.charge_rows(i, other.requests, sign)
+            st.add_nominated(i, other, sign)
 
 
 def filter_all(

@@ -114,7 +114,9 @@ class QueueSortPlugin(Plugin, Protocol):
 
 
 class PreFilterPlugin(Plugin, Protocol):
-    def pre_filter(self, cs: CycleState, pod: PodInfo, st: ClusterState) -> Status: ...
+    def pre_filter(self, cs: CycleState, pod: PodInfo, st: ClusterState) -> Status:
+        """SUCCESS, SKIP (the plugin's Filter does not run for the pod) or a rejection."""
+        ...
 
 
 class FilterPlugin(Plugin, Protocol):
@@ -136,6 +138,14 @@ class FilterPlugin(Plugin, Protocol):
     def filter_node(self, cs: CycleState, pod: PodInfo, st: ClusterState, i: int) -> Status:
         """The reference: node ``i`` alone."""
         ...
+
+
+class FitsAfterOthers(Plugin, Protocol):
+    """Optional, for Filter plugins whose verdict can turn from "no" to "yes" when other pods are
+    placed (required pod affinity, hard spreading): the scheduler then does not reuse one pod's
+    failure for an identical pod of the same decision."""
+
+    def may_fit_after_others(self, pod: PodInfo) -> bool: ...
 
 
 class PostFilterPlugin(Plugin, Protocol):

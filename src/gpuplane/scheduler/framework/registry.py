@@ -25,8 +25,6 @@ NOT_MODELLED: dict[str, str] = {
     "EBSLimits": "the twin models no volumes",
     "GCEPDLimits": "the twin models no volumes",
     "AzureDiskLimits": "the twin models no volumes",
-    "PodTopologySpread": "topology spread constraints are not modelled",
-    "InterPodAffinity": "pod (anti-)affinity is not modelled",
 }
 
 

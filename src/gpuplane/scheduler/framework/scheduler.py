@@ -8,7 +8,9 @@ previous cycles assumed. Waiting pods that a plugin allowed are bound, rejected 
 
 A pod whose requests, filters and priority equal those of a pod no node fitted in this decision
 fails the same way without a new cycle, as long as no room was given back in between: room only
-shrinks while pods are assumed, so the first pod's diagnosis holds for the second.
+shrinks while pods are assumed, so the first pod's diagnosis holds for the second. Plugins for
+which assumed pods can make room (``may_fit_after_others``: required pod affinity, hard
+spreading) exempt the pods they say so of.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ def equivalence_key(pod: PodInfo) -> _Key | None:
         return None
     return (
         pod.scheduler_name,
+        pod.namespace,
         tuple(sorted(pod.requests.items())),
         tuple(sorted(pod.node_selector.items())),
         pod.tolerations,
@@ -47,6 +50,9 @@ def equivalence_key(pod: PodInfo) -> _Key | None:
         pod.preemption_policy,
         pod.qos,
         tuple((c.name, tuple(sorted(c.requests.items())), c.init) for c in pod.containers),
+        tuple(sorted(pod.labels.items())),
+        pod.topology_spread_constraints,
+        pod.default_spread_selector,
     )
 
 
@@ -93,7 +99,7 @@ class Scheduler:
                 continue
             dra = st.snap.dra
             # A pod with DRA claims depends on its claims, not only on its spec.
-            key = None if dra is not None and pod.uid in dra.pods else self._key(pod)
+            key = None if dra is not None and pod.uid in dra.pods else self._key(pod, fw)
             hit = failed.get(key) if key is not None else None
             if hit is not None and hit[0] == st.version:
                 prior = hit[1]
@@ -107,13 +113,17 @@ class Scheduler:
                 failed[key] = (version, result)
         return out.build(st)
 
-    def _key(self, pod: PodInfo) -> _Key | None:
+    def _key(self, pod: PodInfo, fw: Framework) -> _Key | None:
         cached = self._keys.get(pod.uid)
         if cached is not None and cached[0] is pod:
             return cached[1]
         if len(self._keys) > 100_000:
             self._keys.clear()
-        key = equivalence_key(pod)
+        # A plugin may say that pods placed after a failure can make this pod fit (a pod its
+        # required affinity needs appears; the emptiest spreading domain fills): then "room only
+        # shrinks" does not hold and an identical pod's failure says nothing.
+        helped = any(p.may_fit_after_others(pod) for p in fw.fit_after_others)
+        key = None if helped else equivalence_key(pod)
         self._keys[pod.uid] = (pod, key)
         return key
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.api.taints import Taint
+from gpuplane.scheduler.framework.pod_index import PodLabelIndex
 from gpuplane.scheduler.framework.types import (
     BASE_RESOURCES,
     GPU_MILLI,
@@ -75,6 +76,12 @@ class ClusterSnapshot:
     # Dynamic Resource Allocation: slices, classes, claims and the pods' claim entries (None:
     # the cluster has no DRA objects; the DynamicResources plugin then lets every pod pass).
     dra: DraSnapshot | None = None
+    # Namespace name -> its labels, for pod (anti-)affinity's namespaceSelector (empty: not
+    # known; a non-empty namespaceSelector then selects no namespace, see docs/scheduler.md).
+    namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # ``bound_pods`` grouped by labels, when the caller keeps such an index (else built from
+    # ``bound_pods`` when a plugin first counts pods); it must hold exactly ``bound_pods``.
+    pod_index: PodLabelIndex | None = None
 
     @property
     def num_nodes(self) -> int:
@@ -116,6 +123,8 @@ def make_snapshot(
     nrt: Mapping[str, ResourceTopology] | None = None,
     hardware: Mapping[str, NodeTopology] | None = None,
     dra: DraSnapshot | None = None,
+    namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
+    pod_index: PodLabelIndex | None = None,
 ) -> ClusterSnapshot:
     """A snapshot from per-resource arrays; the GPU rows come from ``gpu_free_milli`` and the
     advertised count ``allocatable['nvidia.com/gpu']`` (whatever ``requested`` says of them)."""
@@ -154,4 +163,6 @@ def make_snapshot(
         nrt=nrt if nrt is not None else {},
         hardware=hardware if hardware is not None else {},
         dra=dra,
+        namespace_labels=namespace_labels if namespace_labels is not None else {},
+        pod_index=pod_index,
     )

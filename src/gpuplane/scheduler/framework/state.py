@@ -4,17 +4,24 @@
 places, so the next pod of the same decision sees the room the previous ones took. Pods waiting at
 Permit hold their reservation here too, and preemption's dry run removes and restores bound pods
 node by node. Everything is undone or discarded when the decision returns.
+
+Plugins that count pods (PodTopologySpread, InterPodAffinity) read the bound pods grouped by
+labels (``bound_index``), the pods assumed so far (``assumed_pods``), and the pods on a node only
+for one filter run: nominated pods added there (``added_on``) and bound pods preemption's dry run
+took off (``removed_on``); kube-scheduler tells them through PreFilter's AddPod and RemovePod.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Hashable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
 from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
 from gpuplane.scheduler.framework.nonzero import nonzero_extra
+from gpuplane.scheduler.framework.pod_index import AffinityGroup, PodLabelIndex, has_pod_affinity
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.types import (
     GPU_MILLI,
@@ -24,6 +31,8 @@ from gpuplane.scheduler.framework.types import (
     IntArray,
     PodInfo,
 )
+
+P = TypeVar("P", PodInfo, BoundPod)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +45,15 @@ class Placement:
 
 
 class CycleState:
-    """Per-pod scratch data shared by the plugins of one scheduling cycle (kube's CycleState)."""
+    """Per-pod scratch data shared by the plugins of one scheduling cycle (kube's CycleState);
+    ``skip_filter`` names the plugins whose PreFilter answered Skip: their Filter does not run
+    for the pod (kube's SkipFilterPlugins)."""
 
-    __slots__ = ("data",)
+    __slots__ = ("data", "skip_filter")
 
     def __init__(self) -> None:
         self.data: dict[str, object] = {}
+        self.skip_filter: set[str] = set()
 
 
 @dataclass(slots=True)
@@ -105,6 +117,15 @@ class ClusterState:
         # since (assumed pods, preemption's dry-run removals).
         self._nonzero_bound: IntArray | None = None
         self._nonzero_delta = np.zeros((2, self.num_nodes), dtype=np.int64)
+        # Results plugins share for the whole decision, under keys they choose (the pods that
+        # match a selector, per node: counted once for every pod of the decision).
+        self.memo: dict[Hashable, object] = {}
+        self.assumed_pods = PodLabelIndex()
+        # node -> uid -> pod, for one filter run (see the module's docstring)
+        self._added_on: dict[int, dict[str, PodInfo]] = {}
+        self._removed_on: dict[int, dict[str, BoundPod]] = {}
+        self._bound_index: PodLabelIndex | None = snap.pod_index
+        self._bound_affinity: PodLabelIndex | None = None
 
     # ----- lookups -----
     def index_of(self, node: str) -> int:
@@ -114,6 +135,39 @@ class ClusterState:
 
     def name_of(self, i: int) -> str:
         return self.snap.node_names[i]
+
+    def node_index(self) -> Mapping[str, int]:
+        """Node name -> index."""
+        if self._index is None:
+            self._index = {name: i for i, name in enumerate(self.snap.node_names)}
+        return self._index
+
+    def find(self, node: str) -> int | None:
+        """The index of ``node``, None if the snapshot does not hold it."""
+        return self.node_index().get(node)
+
+    def bound_index(self) -> PodLabelIndex:
+        """The snapshot's bound pods grouped by labels (the caller's index, or built once)."""
+        if self._bound_index is None:
+            self._bound_index = PodLabelIndex.of_bound(self.snap.bound_pods.values())
+        return self._bound_index
+
+    def bound_with_affinity(self) -> Collection[AffinityGroup]:
+        """Bound pods carrying pod (anti-)affinity rules (kube: NodeInfo.PodsWithAffinity), by
+        equal labels and rules."""
+        if self._bound_index is not None:
+            return self._bound_index.with_affinity()
+        if self._bound_affinity is None:
+            self._bound_affinity = PodLabelIndex.of_bound(
+                p
+                for p in self.snap.bound_pods.values()
+                if p.affinity and has_pod_affinity(p.affinity)
+            )
+        return self._bound_affinity.with_affinity()
+
+    def any_pod_affinity(self) -> bool:
+        """Whether a bound or assumed pod carries pod (anti-)affinity rules."""
+        return bool(self.bound_with_affinity()) or bool(self.assumed_pods.with_affinity())
 
     def pods_on(self, i: int) -> list[BoundPod]:
         """Pods bound on node ``i`` at snapshot time (what preemption may evict)."""
@@ -199,6 +253,33 @@ class ClusterState:
         out: IntArray = used + self._nonzero_bound[k, nodes] + self._nonzero_delta[k, nodes]
         return out
 
+    def add_nominated(self, i: int, pod: PodInfo, sign: int) -> None:
+        """Count (sign=1) or stop counting (sign=-1) a nominated pod on node ``i`` for a filter
+        run, as RunFilterPluginsWithNominatedPods adds it to the node (AddPod)."""
+        self.charge_rows(i, pod.requests, sign)
+        _move(self._added_on, i, pod, sign > 0)
+
+    def remove_bound(self, i: int, pod: BoundPod, sign: int) -> None:
+        """Take a bound pod off node ``i`` (sign=-1) for preemption's dry run, or put it back
+        (sign=1); no other pod sees the change (RemovePod on a copy of the node)."""
+        place = Placement(i, pod.gpu_ids, pod.gpu_share)
+        self.charge(i, pod.requests, place, sign, track=False)
+        _move(self._removed_on, i, pod, sign < 0)
+
+    def added_on(self, i: int) -> Collection[PodInfo]:
+        """Pods counted on node ``i`` for this filter run only (nominated pods)."""
+        pods = self._added_on.get(i)
+        return pods.values() if pods else ()
+
+    def removed_on(self, i: int) -> Collection[BoundPod]:
+        """Bound pods taken off node ``i`` for this filter run (preemption's dry run)."""
+        pods = self._removed_on.get(i)
+        return pods.values() if pods else ()
+
+    def moved_nodes(self) -> set[int]:
+        """The nodes with pods added or taken off for this filter run."""
+        return {*self._added_on, *self._removed_on}
+
     def charge_rows(self, i: int, requests: Mapping[str, int], sign: int) -> None:
         """Requests only, devices unknown (a nominated pod, as NodeInfo.AddPod counts it)."""
         for name, amount in requests.items():
@@ -227,6 +308,7 @@ class ClusterState:
     def assume(self, pod: PodInfo, place: Placement) -> None:
         self.charge(place.node, pod.requests, place, 1)
         self.assumed[pod.uid] = (pod, place)
+        self.assumed_pods.add(pod, self.name_of(place.node))
         group = pod.group_key
         if group is not None:
             self.group_assumed[group] = self.group_assumed.get(group, 0) + 1
@@ -234,6 +316,7 @@ class ClusterState:
     def forget(self, uid: str) -> None:
         pod, place = self.assumed.pop(uid)
         self.charge(place.node, pod.requests, place, -1)
+        self.assumed_pods.remove(uid)
         self.waiting.pop(uid, None)
         group = pod.group_key
         if group is not None:
@@ -264,3 +347,14 @@ class ClusterState:
             if uid != pod.uid and other.priority >= pod.priority:
                 out.setdefault(node, []).append(other)
         return out
+
+
+def _move(on: dict[int, dict[str, P]], i: int, pod: P, add: bool) -> None:
+    """Put ``pod`` in node ``i``'s book (add) or take it out."""
+    if add:
+        on.setdefault(i, {})[pod.uid] = pod
+        return
+    pods = on[i]
+    del pods[pod.uid]
+    if not pods:
+        del on[i]

@@ -1,6 +1,6 @@
 """The scheduler's own values: pods as the scheduler sees them (pending, bound, waiting at
-Permit, nominated) and PodGroups. Resource names, taints and tolerations are Kubernetes values
-from ``gpuplane.api``, shared with the twin.
+Permit, nominated) and PodGroups. Resource names, taints, tolerations, label selectors and
+topology spread constraints are Kubernetes values from ``gpuplane.api``, shared with the twin.
 
 Resource convention (gpuplane's, documented in ``docs/scheduler.md``):
 - whole GPUs: ``nvidia.com/gpu: N`` (the device plugin's resource);
@@ -18,7 +18,9 @@ import numpy.typing as npt
 
 from gpuplane.api.qos import QosClass
 from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
+from gpuplane.api.selectors import LabelSelector
 from gpuplane.api.taints import Toleration
+from gpuplane.api.topology_spread import TopologySpreadConstraint
 
 GPU_MILLI = "gpuplane.io/gpu-milli"
 MILLI_PER_GPU = 1000
@@ -61,7 +63,8 @@ class PodInfo:
     created_s: float = 0.0
     node_selector: Mapping[str, str] = field(default_factory=dict)
     tolerations: tuple[Toleration, ...] = ()
-    # spec.affinity as written (nodeAffinity is read; pod (anti-)affinity is not modelled).
+    # spec.affinity as written (NodeAffinity reads nodeAffinity, InterPodAffinity podAffinity and
+    # podAntiAffinity).
     affinity: Mapping[str, object] | None = None
     # The scheduling.x-k8s.io/pod-group label (a PodGroup in the pod's namespace).
     pod_group: str | None = None
@@ -75,6 +78,15 @@ class PodInfo:
     # without containers is read as one container holding ``requests``.
     qos: QosClass = QosClass.BURSTABLE
     containers: tuple[ContainerInfo, ...] = ()
+    # metadata.labels: what other pods' selectors (spreading, pod affinity) match.
+    labels: Mapping[str, str] = field(default_factory=dict)
+    # spec.topologySpreadConstraints as written (empty: the system default spreading applies).
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
+    # What kube-scheduler's DefaultSelector (plugins/helper/spread.go) builds for the pod: the AND
+    # of the selectors of the Services of its namespace that select it and of its controller
+    # (ReplicationController, ReplicaSet or StatefulSet). The caller computes it (the scheduler
+    # has no listers); None when nothing selects the pod: then no default spreading applies.
+    default_spread_selector: LabelSelector | None = None
 
     @property
     def key(self) -> str:
@@ -113,6 +125,12 @@ class BoundPod:
     gpu_ids: tuple[int, ...] = ()
     gpu_share: GpuShare | None = None
     pod_group: str | None = None
+    # metadata.labels and spec.affinity as written: what spreading counts and what existing pods'
+    # (anti-)affinity rules say about newcomers.
+    labels: Mapping[str, str] = field(default_factory=dict)
+    affinity: Mapping[str, object] | None = None
+    # metadata.deletionTimestamp is set (PodTopologySpread does not count terminating pods).
+    terminating: bool = False
 
     @property
     def key(self) -> str:

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpuplane.scheduler.framework.explain import Diagnosis, ReasonGroup
 from gpuplane.scheduler.framework.interfaces import POST_FILTER, Handle, PostFilterResult
 from gpuplane.scheduler.framework.reference import diagnosis_from_statuses
-from gpuplane.scheduler.framework.state import ClusterState, CycleState, Placement
+from gpuplane.scheduler.framework.state import ClusterState, CycleState
 from gpuplane.scheduler.framework.status import SUCCESS, Code, Status, unresolvable, unschedulable
 from gpuplane.scheduler.framework.types import PREEMPT_NEVER, BoundPod, IntArray, PodInfo
 
@@ -184,4 +184,4 @@ class DefaultPreemption:
 
     @staticmethod
     def _move(st: ClusterState, i: int, pod: BoundPod, sign: int) -> None:
-        st.charge(i, pod.requests, Placement(i, pod.gpu_ids, pod.gpu_share), sign, track=False)
+        st.remove_bound(i, pod, sign)

@@ -24,6 +24,7 @@ from gpuplane.scheduler.plugins.fragmentation import Fragmentation, Fragmentatio
 from gpuplane.scheduler.plugins.gpu_sharing import GPUSharing
 from gpuplane.scheduler.plugins.gpu_topology import GPUTopology, GPUTopologyArgs
 from gpuplane.scheduler.plugins.image_locality import ImageLocality
+from gpuplane.scheduler.plugins.inter_pod_affinity import InterPodAffinity, InterPodAffinityArgs
 from gpuplane.scheduler.plugins.no_op import NO_OP_PLUGINS
 from gpuplane.scheduler.plugins.node_affinity import NodeAffinity
 from gpuplane.scheduler.plugins.node_resource_topology import (
@@ -32,6 +33,10 @@ from gpuplane.scheduler.plugins.node_resource_topology import (
 )
 from gpuplane.scheduler.plugins.node_resources_fit import NodeResourcesFit, NodeResourcesFitArgs
 from gpuplane.scheduler.plugins.node_unschedulable import NodeUnschedulable
+from gpuplane.scheduler.plugins.pod_topology_spread import (
+    PodTopologySpread,
+    PodTopologySpreadArgs,
+)
 from gpuplane.scheduler.plugins.priority_sort import PrioritySort
 from gpuplane.scheduler.plugins.taint_toleration import TaintToleration
 
@@ -42,6 +47,8 @@ IN_TREE: tuple[tuple[type[Plugin], type[BaseModel] | None], ...] = (
     (TaintToleration, None),
     (NodeAffinity, None),
     (NodeResourcesFit, NodeResourcesFitArgs),
+    (PodTopologySpread, PodTopologySpreadArgs),
+    (InterPodAffinity, InterPodAffinityArgs),
     (DynamicResources, None),
     (DefaultPreemption, DefaultPreemptionArgs),
     (NodeResourcesBalancedAllocation, NodeResourcesBalancedAllocationArgs),

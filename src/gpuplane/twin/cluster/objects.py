@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from gpuplane.api.owner import OwnerRef
 from gpuplane.api.pod_phase import TERMINAL_PHASES, PodPhase
 from gpuplane.api.qos import QosClass
+from gpuplane.api.selectors import LabelSelector
 from gpuplane.api.taints import Taint
 from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.slicing.devices import DeviceKind, DeviceSlot
@@ -186,6 +187,8 @@ class ReplicaSetState:
     workload: str
     owner: OwnerRef | None = None
     pod_hash: str = ""
+    # spec.selector: the Deployment's plus its pod-template-hash, or the ReplicaSet's own.
+    selector: LabelSelector | None = None
     pods: list[str] = field(default_factory=list)  # uids, creation order
     replacements: int = 0
     scaled_down: set[str] = field(default_factory=set)  # pods this controller deleted

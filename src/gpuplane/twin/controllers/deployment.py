@@ -11,10 +11,15 @@ from __future__ import annotations
 import zlib
 
 from gpuplane.api.owner import OwnerRef
+from gpuplane.api.selectors import with_match_labels
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import DeploymentState, ReplicaSetState
 from gpuplane.twin.component import Component
-from gpuplane.twin.controllers.replicaset import ReplicaSetController
+from gpuplane.twin.controllers.replicaset import (
+    POD_TEMPLATE_HASH,
+    ReplicaSetController,
+    controller_selector,
+)
 from gpuplane.twin.scenario.spec import DeploymentSpec, ReplicaSetSpec
 
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -56,6 +61,12 @@ class DeploymentController(Component):
                 workload=workload,
                 owner=OwnerRef("Deployment", name, spec.namespace),
                 pod_hash=pod_hash,
+                # The Deployment controller adds the hash to its ReplicaSet's selector
+                # (CloneSelectorAndAddLabel).
+                selector=with_match_labels(
+                    {POD_TEMPLATE_HASH: pod_hash},
+                    controller_selector(spec.selector, spec.template.labels),
+                ),
             )
         )
 
@@ -67,6 +78,7 @@ class DeploymentController(Component):
                 template=spec.template,
                 replicas=spec.replicas,
                 workload=workload,
+                selector=controller_selector(spec.selector, spec.template.labels),
             )
         )
 

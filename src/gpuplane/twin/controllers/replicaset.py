@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from gpuplane.api.owner import OwnerRef
 from gpuplane.api.pod_phase import PodPhase
+from gpuplane.api.selectors import LabelSelector, from_match_fields
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import Pod, ReplicaSetState
 from gpuplane.twin.component import Component
@@ -21,6 +22,16 @@ from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.scenario.spec import Workload
 
 KIND = "ReplicaSet"
+# apps/v1 DefaultDeploymentUniqueLabelKey: the Deployment controller adds it to its ReplicaSets'
+# selector and pods.
+POD_TEMPLATE_HASH = "pod-template-hash"
+
+
+def controller_selector(
+    selector: LabelSelector | None, template_labels: dict[str, str]
+) -> LabelSelector:
+    """A controller's spec.selector; the template's labels when the spec gave none."""
+    return selector if selector is not None else from_match_fields(template_labels, None)
 
 
 class ReplicaSetController(Component):
@@ -80,7 +91,7 @@ class ReplicaSetController(Component):
             workload=rs.workload,
             run_s=run_s,
             will_fail=fails,
-            extra_labels={"pod-template-hash": rs.pod_hash} if rs.pod_hash else None,
+            extra_labels={POD_TEMPLATE_HASH: rs.pod_hash} if rs.pod_hash else None,
         )
         rs.pods.append(pod.uid)
         return pod

@@ -93,6 +93,10 @@ def plugin_results(
     status: dict[str, str] = {}
     for plugin in fw.pre_filters:
         result = plugin.pre_filter(cs, pod, st)
+        if result.code is Code.SKIP:  # its Filter does not run (kube's PreFilter Skip)
+            cs.skip_filter.add(plugin.name)
+            status[plugin.name] = "skip"
+            continue
         status[plugin.name] = "success" if result.ok else result.message
         if not result.ok:
             return PluginResults(status, {}, {}, {})

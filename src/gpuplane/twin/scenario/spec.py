@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Literal
 
+from gpuplane.api.selectors import LabelSelector
 from gpuplane.api.taints import Taint, Toleration
+from gpuplane.api.topology_spread import TopologySpreadConstraint
 from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.slicing.dra.pod_claims import PodResourceClaim
 from gpuplane.slicing.sharing.config import DevicePluginConfig
@@ -61,6 +63,8 @@ class PodTemplate:
     tolerations: tuple[Toleration, ...] = ()
     # spec.affinity kept as written; scheduler plugins interpret it.
     affinity: dict[str, object] | None = None
+    # spec.topologySpreadConstraints, validated.
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     restart_policy: RestartPolicy = RestartPolicy.ALWAYS
     termination_grace_period_s: float = 30.0
     overhead: Resources = field(default_factory=dict)
@@ -101,6 +105,8 @@ class DeploymentSpec:
     template: PodTemplate
     replicas: int = 1
     labels: dict[str, str] = field(default_factory=dict)
+    # spec.selector (None: select by the template's labels).
+    selector: LabelSelector | None = None
     # strategy.rollingUpdate, as absolute numbers or percentages written by the user.
     max_surge: int | str = "25%"
     max_unavailable: int | str = "25%"
@@ -113,6 +119,8 @@ class ReplicaSetSpec:
     template: PodTemplate
     replicas: int = 1
     labels: dict[str, str] = field(default_factory=dict)
+    # spec.selector (None: select by the template's labels).
+    selector: LabelSelector | None = None
 
 
 @dataclass(frozen=True, slots=True)

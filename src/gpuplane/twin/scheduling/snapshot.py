@@ -1,8 +1,9 @@
 """The twin's objects as the scheduler reads them: pods as ``PodInfo``/``BoundPod``, PodGroups
 with their member counts, and the whole cluster as a columnar ``ClusterSnapshot``.
 
-Kept incrementally from pod changes (the bound-pod index and the PodGroup counts), so building a
-snapshot costs a few array copies; node labels, taints and cordoning are rebuilt only when the
+Kept incrementally from pod changes (the bound-pod index, the bound pods grouped by labels that
+PodTopologySpread and InterPodAffinity count, and the PodGroup counts), so building a snapshot
+costs a few array copies; node labels, taints and cordoning are rebuilt only when the
 cluster's generation changes. A node that is NotReady or lost carries the
 ``node.kubernetes.io/not-ready:NoSchedule`` taint in the snapshot, as the node lifecycle
 controller adds it (TaintNodesByCondition).
@@ -16,6 +17,7 @@ import numpy as np
 
 from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
 from gpuplane.api.taints import Taint
+from gpuplane.scheduler.framework.pod_index import PodLabelIndex
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot, make_snapshot
 from gpuplane.scheduler.framework.types import (
     BASE_RESOURCES,
@@ -33,6 +35,7 @@ from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.node_taints import NOT_READY_TAINT
 from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.scheduling.nrt_view import NrtView
+from gpuplane.twin.scheduling.spread_selector import default_selector
 
 _NO_POD = int(np.iinfo(np.int64).max)
 _BASE = frozenset(BASE_RESOURCES)
@@ -47,6 +50,8 @@ class SnapshotBuilder:
     def __init__(self, cluster: Cluster) -> None:
         self.c = cluster
         self.bound: dict[str, BoundPod] = {}
+        # ``bound`` grouped by labels (kept in step with it).
+        self.pod_index = PodLabelIndex()
         # Per node: priorities of its bound pods, and the lowest of them (preemption's screen).
         self._priorities: dict[str, dict[str, int]] = {}
         self._lowest = np.zeros(0, dtype=np.int64)
@@ -78,6 +83,9 @@ class SnapshotBuilder:
             group_created_s=group.created_s if group is not None else None,
             qos=pod.qos,
             containers=_containers(pod),
+            labels=t.labels,
+            topology_spread_constraints=t.topology_spread_constraints,
+            default_spread_selector=default_selector(self.c.store, pod),
         )
 
     def _bound_pod(self, pod: Pod) -> BoundPod:
@@ -95,6 +103,8 @@ class SnapshotBuilder:
             gpu_ids=pod.gpu_ids,
             gpu_share=GpuShare(*share) if share is not None else None,
             pod_group=pod.pod_group,
+            labels=pod.template.labels,
+            affinity=pod.template.affinity,
         )
 
     def on_pod(self, pod: Pod) -> None:
@@ -103,12 +113,14 @@ class SnapshotBuilder:
             if pod.uid not in self.bound:
                 self._priorities.setdefault(fresh.node, {})[pod.uid] = fresh.priority
                 self._set_lowest(fresh.node)
+                self.pod_index.add(fresh, fresh.node, terminating=fresh.terminating)
             self.bound[pod.uid] = fresh
         else:
             old = self.bound.pop(pod.uid, None)
             if old is not None:
                 del self._priorities[old.node][pod.uid]
                 self._set_lowest(old.node)
+                self.pod_index.remove(pod.uid)
         if pod.pod_group is not None:
             self._count(pod)
 
@@ -208,6 +220,7 @@ class SnapshotBuilder:
             node_taints=taints,
             unschedulable=cordoned,
             bound_pods=self.bound,
+            pod_index=self.pod_index,
             lowest_priority=self.lowest_priority() if store.node_order else None,
             pod_groups=self.pod_groups() if has_groups else {},
             waiting=waiting,

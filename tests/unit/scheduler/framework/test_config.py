@@ -34,12 +34,21 @@ def test_default_profile_is_kube_v1_31_defaults() -> None:
         "TaintToleration",
         "NodeAffinity",
         "NodeResourcesFit",
+        "PodTopologySpread",
+        "InterPodAffinity",
         "DynamicResources",
+    ]
+    assert [n for n, _ in p["preScore"]] == [
+        "NodeAffinity",
+        "PodTopologySpread",
+        "InterPodAffinity",
     ]
     assert p["score"] == [
         ("TaintToleration", 3),
         ("NodeAffinity", 2),
         ("NodeResourcesFit", 1),
+        ("PodTopologySpread", 2),
+        ("InterPodAffinity", 2),
         ("DynamicResources", 1),
         ("NodeResourcesBalancedAllocation", 1),
         ("ImageLocality", 1),
@@ -92,6 +101,8 @@ def test_user_sets_merge_like_kube_scheduler() -> None:
     assert p["score"] == [
         ("NodeAffinity", 2),
         ("NodeResourcesFit", 5),
+        ("PodTopologySpread", 2),
+        ("InterPodAffinity", 2),
         ("DynamicResources", 1),
         ("NodeResourcesBalancedAllocation", 1),
         ("ImageLocality", 1),
@@ -126,8 +137,35 @@ def test_point_specific_plugins_come_first_then_multipoint_then_the_rest() -> No
             "unknown plugin 'NodeResourcesFitt'; valid names: Coscheduling, DefaultBinder",
         ),
         (
-            {"plugins": {"filter": {"enabled": [{"name": "InterPodAffinity"}]}}},
-            "InterPodAffinity' is a kube-scheduler plugin gpuplane does not model",
+            {"plugins": {"filter": {"enabled": [{"name": "AzureDiskLimits"}]}}},
+            "AzureDiskLimits' is a kube-scheduler plugin gpuplane does not model",
+        ),
+        (
+            {
+                "pluginConfig": [
+                    {
+                        "name": "PodTopologySpread",
+                        "args": {
+                            "defaultConstraints": [
+                                {
+                                    "maxSkew": 1,
+                                    "topologyKey": "zone",
+                                    "whenUnsatisfiable": "DoNotSchedule",
+                                }
+                            ]
+                        },
+                    }
+                ]
+            },
+            "when .defaultConstraints are not empty must be List",
+        ),
+        (
+            {
+                "pluginConfig": [
+                    {"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 101}}
+                ]
+            },
+            "args.hardPodAffinityWeight",
         ),
         (
             {"plugins": {"score": {"enabled": [{"name": "PrioritySort"}]}}},
