@@ -22,6 +22,7 @@ from gpuplane.api.taints import Taint, TaintEffect
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.cluster.api_lister import RawObject
 from gpuplane.k8s.cluster.fit_pools import NodeDefaults, kubelet_of
+from gpuplane.k8s.cluster.pod_selectors import namespace_labels, selecting
 from gpuplane.k8s.cluster.raw_pod import _amounts, fail, fit_pod, timestamp
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
 from gpuplane.k8s.dra_manifests import parse_dra_object, pod_claims
@@ -189,7 +190,10 @@ def fit_cluster(snapshot: ClusterSnapshot, defaults: NodeDefaults | None = None)
     )
     classes, default = _priorities(snapshot)
     raw_pods = snapshot.of("pods")
-    pods = tuple(fit_pod(p, i, snapshot.source, classes, default) for i, p in enumerate(raw_pods))
+    sel = selecting(snapshot)
+    pods = tuple(
+        fit_pod(p, i, snapshot.source, classes, default, sel) for i, p in enumerate(raw_pods)
+    )
     names = {n.name for n in nodes}
     lost = sorted(p.info.key for p in pods if p.holds and p.node not in names)
     if lost:
@@ -219,6 +223,8 @@ def fit_cluster(snapshot: ClusterSnapshot, defaults: NodeDefaults | None = None)
         default_priority=default,
         dra=dra,
         claim_templates=templates,
+        selecting=sel,
+        namespace_labels=namespace_labels(snapshot),
         now_s=read_at,
         notes=tuple(notes),
     )

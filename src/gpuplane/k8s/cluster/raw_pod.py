@@ -19,10 +19,14 @@ from typing import Any, cast
 from gpuplane.api.owner import OwnerRef
 from gpuplane.api.qos import QosClass, pod_qos_class
 from gpuplane.api.taints import Toleration, TolerationOperator
+from gpuplane.api.topology_spread import TopologySpreadConstraint
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.validation import validate_model
+from gpuplane.k8s.api_types import TopologySpreadConstraint as ConstraintModel
 from gpuplane.k8s.cluster.api_lister import RawObject
 from gpuplane.k8s.quantity import parse_manifest_quantity
 from gpuplane.k8s.resources import canonical_amount
+from gpuplane.k8s.topology_spread import topology_spread_constraints
 from gpuplane.scheduler.framework.types import (
     PREEMPT_LOWER_PRIORITY,
     ContainerInfo,
@@ -30,6 +34,7 @@ from gpuplane.scheduler.framework.types import (
 )
 from gpuplane.twin.cluster.cluster import POD_GROUP_LABEL
 from gpuplane.twin.fit.model import GPU_IDS_ANNOTATION, FitPod
+from gpuplane.twin.fit.selecting import Selecting, default_selector
 
 LEGACY_POD_GROUP_LABEL = "pod-group.scheduling.sigs.k8s.io"
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -192,8 +197,31 @@ def _priority(spec: Mapping[str, Any], classes: Mapping[str, int], default: int,
     return classes.get(str(name), default) if name else default
 
 
+def _spread(spec: Mapping[str, Any], where: str) -> tuple[TopologySpreadConstraint, ...]:
+    raw = spec.get("topologySpreadConstraints")
+    if not raw:
+        return ()
+    path = "spec.topologySpreadConstraints"
+    try:
+        models = [validate_model(ConstraintModel, c) for c in _list(raw)]
+        return topology_spread_constraints(models, path, lambda _f, _t: None)
+    except InputError as err:
+        field = err.location.field or path
+        raise fail(
+            where,
+            field if field.startswith("spec.") else f"{path}.{field}",
+            err.problem,
+            err.expected,
+        ) from None
+
+
 def fit_pod(
-    pod: RawObject, index: int, source: str, classes: Mapping[str, int], default_priority: int
+    pod: RawObject,
+    index: int,
+    source: str,
+    classes: Mapping[str, int],
+    default_priority: int,
+    selecting: Selecting | None = None,
 ) -> FitPod:
     meta, spec, status = (
         _dict(pod.get("metadata")),
@@ -209,6 +237,8 @@ def fit_pod(
     created = timestamp(meta.get("creationTimestamp"), where, "metadata.creationTimestamp") or 0.0
     started = timestamp(status.get("startTime"), where, "status.startTime")
     qos_text = status.get("qosClass")
+    owner = _owner(meta, namespace)
+    sel = default_selector(selecting, namespace, labels, owner) if selecting else None
     info = PodInfo(
         uid=str(meta.get("uid") or f"{namespace}/{name}"),
         namespace=namespace,
@@ -225,6 +255,9 @@ def fit_pod(
         nominated_node=status.get("nominatedNodeName") or None,
         qos=QosClass(qos_text) if qos_text in tuple(QosClass) else qos,
         containers=containers,
+        labels=labels,
+        topology_spread_constraints=_spread(spec, where),
+        default_spread_selector=sel,
     )
     return FitPod(
         info=info,
@@ -232,7 +265,7 @@ def fit_pod(
         phase=str(status.get("phase") or "Pending"),
         start_s=started if started is not None else created,
         labels=labels,
-        owner=_owner(meta, namespace),
+        owner=owner,
         gpu_ids=_gpu_ids(_dict(meta.get("annotations")), where),
         terminating=meta.get("deletionTimestamp") is not None,
     )

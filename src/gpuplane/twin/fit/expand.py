@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpuplane.api.qos import pod_qos_class
+from gpuplane.api.selectors import LabelSelector, from_match_fields
 from gpuplane.core.errors import InputError, Location
 from gpuplane.scheduler.framework.types import (
     PREEMPT_LOWER_PRIORITY,
@@ -28,6 +29,7 @@ from gpuplane.twin.cluster.cluster import POD_GROUP_LABEL
 from gpuplane.twin.cluster.resources import pod_requests
 from gpuplane.twin.fit.dra_claims import claims_for_pod
 from gpuplane.twin.fit.model import FitCluster
+from gpuplane.twin.fit.selecting import default_selector
 from gpuplane.twin.fit.workload import FitWorkload, WorkloadPod
 from gpuplane.twin.scenario import spec as tw
 
@@ -81,7 +83,25 @@ def pod_info(
         preemption_policy=wo.preemption_policy,
         qos=pod_qos_class(pairs),
         containers=containers,
+        labels=dict(t.labels),
+        topology_spread_constraints=t.topology_spread_constraints,
+        default_spread_selector=default_selector(
+            cluster.selecting, namespace, t.labels, None, _controller_selector(wo)
+        ),
     )
+
+
+def _controller_selector(wo: WorkloadObject) -> LabelSelector | None:
+    """The selector of the controller that would own the pods (DefaultSelector's controller
+    part): a Deployment's ReplicaSet selects by the Deployment's selector (plus its
+    pod-template-hash, which every pod of it carries, so it selects the same pods); a ReplicaSet
+    or StatefulSet by its own; a Job or a bare Pod by none."""
+    o = wo.obj
+    if isinstance(o, tw.DeploymentSpec | tw.ReplicaSetSpec):
+        if o.selector is not None:
+            return o.selector
+        return from_match_fields(o.template.labels, None)
+    return None
 
 
 def _replicas(wo: WorkloadObject) -> tuple[str, str, tw.PodTemplate, int] | None:

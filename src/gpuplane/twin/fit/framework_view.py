@@ -78,6 +78,8 @@ def _bound(cluster: FitCluster, holdings: Mapping[str, NodeHolding]) -> dict[str
             start_s=p.start_s,
             gpu_ids=holdings[p.node].gpus_by_pod.get(info.uid, ()),
             pod_group=info.pod_group,
+            labels=info.labels,
+            affinity=info.affinity,
         )
     return out
 
@@ -123,6 +125,7 @@ def framework_view(
         now_s=cluster.now_s,
         hardware=hardware,
         dra=cluster.dra,
+        namespace_labels=cluster.namespace_labels,
     )
     return FrameworkView(
         snap,

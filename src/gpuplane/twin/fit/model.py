@@ -19,6 +19,7 @@ from gpuplane.scheduler.framework.types import PodGroupInfo, PodInfo
 from gpuplane.slicing.dra.claims import ResourceClaimTemplate
 from gpuplane.slicing.dra.snapshot import DraSnapshot
 from gpuplane.topology.gfd_hardware import InferredHardware
+from gpuplane.twin.fit.selecting import Selecting
 
 # Annotation a pod may carry to say which GPU indices it holds ("0,1,2,3").
 GPU_IDS_ANNOTATION = "gpuplane.io/gpu-ids"
@@ -79,6 +80,10 @@ class FitCluster:
     default_priority: int = 0  # the globalDefault PriorityClass's value, else 0
     dra: DraSnapshot | None = None
     claim_templates: Mapping[str, ResourceClaimTemplate] = field(default_factory=dict)
+    # What selects pods (for the default spreading of the workload's pods) and namespace labels
+    # (pod affinity's namespaceSelector).
+    selecting: Selecting = field(default_factory=Selecting)
+    namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     now_s: float = 0.0
     # What the reader could not use, each "where: what" (shown with every answer).
     notes: tuple[str, ...] = ()

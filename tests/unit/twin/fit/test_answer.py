@@ -143,3 +143,26 @@ def test_kubelet_rejection_names_the_nodes_that_would_admit() -> None:
     (fix,) = [r for r in a.remedies if r.kind == "kubelet-aligned-nodes"]
     assert "admit it on b" in fix.summary and fix.fits_after == 1
     assert a.capacity[0].max_replicas == 1  # only b's kubelet admits a copy
+
+
+def test_required_anti_affinity_keeps_replicas_apart() -> None:
+    from dataclasses import replace
+
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": {"app": "w"}},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
+            ]
+        }
+    }
+    pods = [replace(info(f"w-{i}", 1), labels={"app": "w"}, affinity=anti) for i in range(3)]
+    a = answer_fit(default_scheduler(), cluster(h100("a"), h100("b")), workload(*pods))
+    assert {p.node for p in a.pods[:2]} == {"a", "b"}
+    last = a.pods[2]
+    assert last.outcome is Outcome.UNSCHEDULABLE
+    assert last.fit_error is not None and last.fit_error.startswith(
+        "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules."
+    )
