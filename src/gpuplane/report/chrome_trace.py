@@ -20,7 +20,7 @@ CLUSTER_PID = 1
 
 
 def us(t_s: float) -> int:
-    return int(round(t_s * 1e6))
+    return round(t_s * 1e6)
 
 
 def _meta(pid: int, tid: int | None, name: str, value: str) -> dict[str, Any]:

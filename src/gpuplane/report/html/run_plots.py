@@ -43,7 +43,9 @@ def cluster_gpus(columns: Mapping[str, Sequence[float]]) -> str:
         fig = new_figure()
         ax = fig.add_subplot()
         t = _hours(columns["t_s"])
-        for name, label in zip(need[1:], ("capacity", "allocatable (advertised)", "allocated")):
+        for name, label in zip(
+            need[1:], ("capacity", "allocatable (advertised)", "allocated"), strict=True
+        ):
             ax.step(t, columns[name], where="post", label=label)
         ax.set_xlabel("simulated time (h)")
         ax.set_ylabel("GPUs")

@@ -4,30 +4,27 @@ from __future__ import annotations
 
 import io
 from contextlib import AbstractContextManager
-from typing import Any
 
 import matplotlib
-
-matplotlib.use("Agg")
-
-from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.figure import Figure
 
 # The hash salt fixes the ids of clip paths and glyphs (else random per process); text as
 # <text> elements instead of embedded glyph paths keeps every plot a few kilobytes smaller.
-_RC: dict[str, Any] = {
-    "svg.hashsalt": "gpuplane-report",
-    "svg.fonttype": "none",
-    "font.size": 9,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-}
 
 
 def style() -> AbstractContextManager[None]:
     """The report's matplotlib settings; build and save every figure inside it."""
-    return matplotlib.rc_context(_RC)
+    return matplotlib.rc_context(
+        {
+            "svg.hashsalt": "gpuplane-report",
+            "svg.fonttype": "none",
+            "font.size": 9,
+            "axes.grid": True,
+            "grid.alpha": 0.3,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+        }
+    )
 
 
 def new_figure(width_in: float = 9.0, height_in: float = 3.0) -> Figure:
@@ -37,7 +34,7 @@ def new_figure(width_in: float = 9.0, height_in: float = 3.0) -> Figure:
 def svg_text(fig: Figure) -> str:
     """The figure as an inline <svg> element (no XML prolog, no doctype, no date)."""
     buf = io.StringIO()
-    with matplotlib.rc_context(_RC):
+    with style():
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     text = buf.getvalue()
     return text[text.index("<svg") :]
