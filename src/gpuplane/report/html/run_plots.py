@@ -60,14 +60,23 @@ def pool_gpus(timeline: Timeline, capacity: Mapping[str, int]) -> str:
     if not timeline.pods or not capacity:
         return missing("GPUs allocated per pool")
     pools = sorted(capacity, key=len, reverse=True)
-    deltas: dict[str, dict[float, int]] = {p: {} for p in capacity}
+    # (time, +1/-1, node, gpu): a GPU shared by several pods (time-slicing) counts once.
+    changes: list[tuple[float, int, str, int]] = []
     for pod in timeline.pods:
-        pool = next((p for p in pools if pod.node.startswith(p + "-")), None)
-        if pool is None or not pod.gpus:
+        changes += [(pod.start_s, 1, pod.node, g) for g in pod.gpus]
+        changes += [(pod.end_s, -1, pod.node, g) for g in pod.gpus]
+    holders: dict[tuple[str, int], int] = {}
+    used: dict[str, int] = dict.fromkeys(capacity, 0)
+    deltas: dict[str, dict[float, int]] = {p: {} for p in capacity}
+    for t, sign, node, gpu in sorted(changes, key=lambda c: (c[0], c[1], c[2], c[3])):
+        pool = next((p for p in pools if node.startswith(p + "-")), None)
+        if pool is None:
             continue
-        d = deltas[pool]
-        d[pod.start_s] = d.get(pod.start_s, 0) + len(pod.gpus)
-        d[pod.end_s] = d.get(pod.end_s, 0) - len(pod.gpus)
+        before = holders.get((node, gpu), 0)
+        holders[(node, gpu)] = before + sign
+        if (before == 0) != (before + sign == 0):
+            used[pool] += sign
+            deltas[pool][t] = used[pool]
     with style():
         fig = new_figure(9.0, 3.6)
         ax = fig.add_subplot()
@@ -75,15 +84,15 @@ def pool_gpus(timeline: Timeline, capacity: Mapping[str, int]) -> str:
             if not deltas[pool] or capacity[pool] == 0:
                 continue
             times = sorted(deltas[pool])
-            used = np.cumsum([deltas[pool][t] for t in times]) * 100.0 / capacity[pool]
-            x, y = _step([0.0, *times], [0.0, *used.tolist()], timeline.until_s)
+            share = [deltas[pool][t] * 100.0 / capacity[pool] for t in times]
+            x, y = _step([0.0, *times], [0.0, *share], timeline.until_s)
             ax.step(x, y, where="post", label=f"{pool} ({capacity[pool]} GPUs)")
         ax.set_xlabel("simulated time (h)")
         ax.set_ylabel("% of the pool's GPUs")
         ax.legend(fontsize=7, ncol=3, loc="upper left")
         caption = (
-            "GPUs allocated per pool (whole GPUs the Scheduled events name; MIG instances, "
-            "GPU shares and DRA devices are not named there)"
+            "GPUs in use per pool (whole GPUs the Scheduled events name, a shared GPU once; "
+            "MIG instances and DRA devices are not named there)"
         )
         return figure(svg_text(fig), caption)
 

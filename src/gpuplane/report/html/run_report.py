@@ -35,7 +35,8 @@ KEY_FIGURES = (
     ("scheduling latency p50 (s)", "pods.scheduling_latency_s.p50"),
     ("scheduling latency p90 (s)", "pods.scheduling_latency_s.p90"),
     ("scheduling latency p99 (s)", "pods.scheduling_latency_s.p99"),
-    ("jobs complete / total", "jobs.complete"),
+    ("jobs complete", "jobs.complete"),
+    ("jobs total", "jobs.total"),
     ("MIG reconfigurations", "pods.gpu_slicing.mig_reconfigurations"),
     ("GPU OOM kills", "pods.gpu_slicing.gpu_oom_kills"),
 )
