@@ -35,9 +35,9 @@ def _page_requests(netlog: Path) -> list[str]:
     for event in data.get("events", []):
         params = event.get("params") or {}
         url, initiator = str(params.get("url", "")), params.get("initiator")
-        if initiator is not None and initiator != _BROWSER_INITIATOR:
-            if not url.startswith(("file:", "data:", "about:", "chrome:")):
-                urls.add(url)
+        from_page = initiator is not None and initiator != _BROWSER_INITIATOR
+        if from_page and not url.startswith(("file:", "data:", "about:", "chrome:")):
+            urls.add(url)
     return sorted(urls)
 
 
