@@ -13,11 +13,13 @@ from rich.table import Table
 
 from gpuplane.cli.bench import DEFAULT_NODES, DEFAULT_PODS, default_data_dir, result_json
 from gpuplane.cli.console import err, out
+from gpuplane.cli.report import OPENB_CURVES, REPORT_FILE, write_html_report
 from gpuplane.cli.simulate import parse_until, run_twin, write_outputs
 from gpuplane.core.errors import InputError, Location
 from gpuplane.k8s.nrt_manifest import nrt_manifest_yaml
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.report.demo import build_demo, write_demo
+from gpuplane.report.html.pool_view import pools_from_spec
 from gpuplane.report.run_view import run_summary_view
 from gpuplane.scheduler.openb.experiment import run_protocol
 from gpuplane.scheduler.openb.trace import load_nodes, load_pods
@@ -64,13 +66,13 @@ def _summary_table(summary: dict[str, Any]) -> Table:
 DEMO_POLICIES = ("bestfit", "fgd", "gpuplane")
 
 
-def _openb_comparison(out_dir: Path) -> None:
+def _openb_comparison(out_dir: Path) -> dict[str, list[float | None]] | None:
     """One seed of the FGD paper's OpenB experiment: how much of a 6,212-GPU cluster each
     placement policy leaves unallocated (docs/openb.md). Skipped without the shared data."""
     data_dir = default_data_dir()
     if data_dir is None:
         out.print("OpenB comparison skipped: shared/data/openb not found beside the repository")
-        return
+        return None
     nodes = load_nodes(data_dir / DEFAULT_NODES)
     pods = load_pods(data_dir / DEFAULT_PODS)
     rows = {}
@@ -79,7 +81,7 @@ def _openb_comparison(out_dir: Path) -> None:
         for policy in DEMO_POLICIES:
             result = run_protocol(nodes, pods, policy, (42,))
             rows[policy] = result_json(
-                result, data_dir / DEFAULT_NODES, data_dir / DEFAULT_PODS, TUNE_RATIO, False
+                result, data_dir / DEFAULT_NODES, data_dir / DEFAULT_PODS, TUNE_RATIO, True
             )
             progress.advance(task)
     table = Table(
@@ -93,6 +95,9 @@ def _openb_comparison(out_dir: Path) -> None:
     out.print(table)
     summary = {p: d["unallocated_pct_at_100"] for p, d in rows.items()}
     (out_dir / "openb.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    curves = {p: d["per_seed"][0]["unallocated_curve"] for p, d in rows.items()}
+    (out_dir / OPENB_CURVES).write_text(json.dumps(curves, sort_keys=True) + "\n")
+    return curves
 
 
 def demo_command(
@@ -129,10 +134,13 @@ def demo_command(
         ) from None
     out.print(_summary_table(summary))
     result = run_twin(loaded, seed=seed, until_s=until_s)
-    write_outputs(loaded, result, out_dir / "twin")
+    write_outputs(loaded, result, out_dir / "twin", report=False)
     out.print(run_summary_view(result.summary))
-    _openb_comparison(out_dir)
+    curves = _openb_comparison(out_dir)
+    pools = pools_from_spec(loaded.spec.node_pools)
+    write_html_report(out_dir / "twin", out_dir / REPORT_FILE, pools, curves or {})
     out.print(
-        f"report written to {out_dir}/ (summary.json, report.md, pools/*/; the twin run in "
+        f"report written to {out_dir}/ (report.html, summary.json, report.md, pools/*/; the "
+        f"twin run in "
         f"{out_dir}/twin/: summary.json, events.jsonl, timeseries.csv, resolved-config.yaml)"
     )

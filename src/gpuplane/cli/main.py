@@ -22,6 +22,7 @@ from gpuplane.cli.dra import dra_app
 from gpuplane.cli.fit import fit_command
 from gpuplane.cli.kubelet import kubelet_app
 from gpuplane.cli.mig import mig_app
+from gpuplane.cli.report import report_command
 from gpuplane.cli.serve import serve_app
 from gpuplane.cli.serving import serving_app
 from gpuplane.cli.simulate import simulate_command
@@ -52,6 +53,7 @@ app.add_typer(deploy_app, name="deploy")
 app.command("demo")(demo_command)
 app.command("simulate")(simulate_command)
 app.command("fit")(fit_command)
+app.command("report")(report_command)
 
 
 def _version(value: bool) -> None:

@@ -9,9 +9,12 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from gpuplane.cli.console import err, out
+from gpuplane.cli.report import REPORT_FILE, write_html_report, write_trace
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location
 from gpuplane.k8s.scenario_loader import LoadedScenario, load_scenario_spec
+from gpuplane.report.html.pool_view import pools_from_spec
+from gpuplane.report.html.run_data import read_run
 from gpuplane.report.run_files import write_run
 from gpuplane.report.run_view import run_summary_view
 from gpuplane.twin.build import simulation_from_spec
@@ -53,7 +56,16 @@ def run_twin(
         )
 
 
-def write_outputs(loaded: LoadedScenario, result: RunResult, out_dir: Path) -> None:
+def write_outputs(
+    loaded: LoadedScenario,
+    result: RunResult,
+    out_dir: Path,
+    *,
+    report: bool = True,
+    trace_path: Path | None = None,
+) -> None:
+    """The run's files; then report.html beside them and the Chrome trace, both read back
+    from the files just written."""
     try:
         write_run(out_dir, result, loaded.scenario.model_dump(mode="json"), loaded.warnings)
     except OSError as exc:
@@ -62,6 +74,10 @@ def write_outputs(loaded: LoadedScenario, result: RunResult, out_dir: Path) -> N
             expected="a directory gpuplane may create and write",
             location=Location(source=str(out_dir), field="--out"),
         ) from None
+    if report:
+        write_html_report(out_dir, out_dir / REPORT_FILE, pools_from_spec(loaded.spec.node_pools))
+    if trace_path is not None:
+        write_trace(read_run(out_dir), trace_path)
 
 
 def simulate_command(
@@ -74,17 +90,21 @@ def simulate_command(
     check_invariants: Annotated[
         bool, typer.Option(help="Check conservation after every event (slow; for debugging).")
     ] = False,
+    trace: Annotated[
+        Path | None,
+        typer.Option(help="Also write the run as a Chrome trace (chrome://tracing, Perfetto)."),
+    ] = None,
 ) -> None:
-    """Run the digital twin on SCENARIO; write summary.json, events.jsonl, timeseries.csv and
-    resolved-config.yaml to --out and print a summary."""
+    """Run the digital twin on SCENARIO; write summary.json, events.jsonl, timeseries.csv,
+    resolved-config.yaml and report.html to --out and print a summary."""
     until_s = parse_until(until)
     loaded = load_scenario_spec(scenario_path)
     for warning in loaded.warnings:
         err.print(f"[yellow]warning:[/] {warning}", markup=True, highlight=False)
     result = run_twin(loaded, seed=seed, until_s=until_s, check_invariants=check_invariants)
-    write_outputs(loaded, result, out_dir)
+    write_outputs(loaded, result, out_dir, trace_path=trace)
     out.print(run_summary_view(result.summary))
     out.print(
         f"results written to {out_dir}/ (summary.json, events.jsonl, timeseries.csv, "
-        "resolved-config.yaml)"
+        "resolved-config.yaml, report.html)" + (f"; trace in {trace}" if trace else "")
     )
