@@ -21,6 +21,7 @@ from gpuplane.cli.dra import dra_app
 from gpuplane.cli.fit import fit_command
 from gpuplane.cli.kubelet import kubelet_app
 from gpuplane.cli.mig import mig_app
+from gpuplane.cli.serve import serve_app
 from gpuplane.cli.serving import serving_app
 from gpuplane.cli.simulate import simulate_command
 from gpuplane.cli.snapshot import snapshot_app
@@ -45,6 +46,7 @@ app.add_typer(serving_app, name="serving")
 app.add_typer(autoscale_app, name="autoscale")
 app.add_typer(bench_app, name="bench")
 app.add_typer(snapshot_app, name="snapshot")
+app.add_typer(serve_app, name="serve")
 app.command("demo")(demo_command)
 app.command("simulate")(simulate_command)
 app.command("fit")(fit_command)

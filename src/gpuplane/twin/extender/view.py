@@ -88,3 +88,15 @@ def with_assumed(view: ExtenderView, assumed: Sequence[FitPod]) -> ExtenderView:
     if not extra:
         return view
     return _replayed(view, [view.nodes[n] for n in extra], extra)
+
+
+def without_pods(view: ExtenderView, node: str, uids: frozenset[str]) -> ExtenderView:
+    """``view`` with the pods ``uids`` gone from ``node`` (preemption's victims evicted)."""
+    found = view.nodes.get(node)
+    if found is None:
+        return view
+    pods = tuple(p for p in view.pods_by_node.get(node, ()) if p.info.uid not in uids)
+    trimmed = ExtenderView(
+        view.nodes, view.holdings, {**view.pods_by_node, node: pods}, view.keys, view.bound_uids
+    )
+    return _replayed(trimmed, [found], {})

@@ -139,3 +139,19 @@ def test_with_nodes_replays_only_new_values() -> None:
     more = with_nodes(view, [a, b])
     assert set(more.nodes) == {"a", "b"}
     assert filter_nodes(more, info("p", 8), NO_NEEDS, ["b"]).kept == ("b",)
+
+
+def test_preempt_keeps_only_nodes_where_the_victims_free_an_aligned_set() -> None:
+    from gpuplane.twin.extender.preempt import preempt_nodes
+
+    a, b = h100("a", kubelet=SNC), h100("b", kubelet=SNC)
+    pods = (
+        bound("a-low", "a", 1, ids=(3,)),
+        bound("a-keep", "a", 6, ids=(0, 1, 2, 4, 5, 6)),
+        bound("b-low", "b", 2, ids=(2, 3)),
+        bound("b-keep", "b", 6, ids=(0, 1, 4, 5, 6, 7)),
+    )
+    view = make_view(cluster(a, b, pods=pods))
+    victims = {"a": frozenset({"uid-t-a-low"}), "b": frozenset({"uid-t-b-low"}), "new": frozenset()}
+    # a: evicting a-low frees GPU 3 next to free 7: one per NUMA node, rejected.
+    assert preempt_nodes(view, info("p", 2, guaranteed=True), NO_NEEDS, victims) == ("b", "new")
