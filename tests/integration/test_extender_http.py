@@ -20,7 +20,7 @@ from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.cluster.reading import snapshot_from_files
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
 from gpuplane.k8s.extender.service import ServeConfig
-from gpuplane.k8s.extender.state import ExtenderState
+from gpuplane.k8s.extender.state import ExtenderState, node_versions
 from gpuplane.twin.extender.settings import ExtenderSettings
 from tests.integration.extender_server import get, post, serving
 
@@ -38,7 +38,7 @@ def snapshot() -> ClusterSnapshot:
 def _state(snapshot: ClusterSnapshot) -> ExtenderState:
     defaults = node_defaults(EXAMPLES / "pools.yaml", None)
     state = ExtenderState(ExtenderSettings(), defaults)
-    state.load(fit_cluster(snapshot, defaults))
+    state.load(fit_cluster(snapshot, defaults), node_versions(snapshot))
     return state
 
 
@@ -173,7 +173,7 @@ def test_not_ready_until_the_first_load(snapshot: ClusterSnapshot) -> None:
     def slow_load() -> Any:
         while not released:
             time.sleep(0.01)
-        return fit_cluster(snapshot)
+        return fit_cluster(snapshot), {}
 
     with serving(state, loader=slow_load) as base:
         assert get(base + "/readyz")[0] == 503

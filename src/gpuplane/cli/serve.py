@@ -14,7 +14,7 @@ from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.extender.json_log import setup_json_logging
 from gpuplane.k8s.extender.service import DEADLINE_S, ServeConfig, make_app
-from gpuplane.k8s.extender.state import ExtenderState
+from gpuplane.k8s.extender.state import ExtenderState, node_versions
 from gpuplane.twin.extender.settings import ExtenderSettings
 from gpuplane.twin.fit.model import FitCluster
 
@@ -81,13 +81,14 @@ def extender_command(
     if (snapshot is None) == (kubeconfig is None):
         _snapshot(snapshot, kubeconfig, context)  # raises the shared message
 
-    def load() -> FitCluster:
-        return fit_cluster(_snapshot(snapshot, kubeconfig, context), defaults)
+    def load() -> tuple[FitCluster, dict[str, str]]:
+        snap = _snapshot(snapshot, kubeconfig, context)
+        return fit_cluster(snap, defaults), node_versions(snap)
 
     settings = ExtenderSettings(packing_weight=packing_weight, assume_ttl_s=assume_ttl_s)
     state = ExtenderState(settings, defaults)
     if snapshot is not None:
-        state.load(load())  # a bad file is a usage error, before listening
+        state.load(*load())  # a bad file is a usage error, before listening
     config = ServeConfig(
         url_prefix=url_prefix,
         max_body_bytes=max_body_mib * 2**20,

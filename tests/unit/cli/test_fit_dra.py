@@ -13,23 +13,39 @@ import yaml
 
 from gpuplane.cli.main import run
 
-CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-         "metadata": {"name": "gpu.nvidia.com", "uid": "c1", "resourceVersion": "1"},
-         "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]}}
+CLASS = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceClass",
+    "metadata": {"name": "gpu.nvidia.com", "uid": "c1", "resourceVersion": "1"},
+    "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]},
+}
 
 
 def _slice(node: str, domains: list[str]) -> dict[str, Any]:
-    devices = [{"name": f"gpu-{i}", "attributes": {"index": {"int": i}, "domain": {"string": d}}}
-               for i, d in enumerate(domains)]
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-            "metadata": {"name": f"{node}-gpus", "uid": f"s-{node}", "resourceVersion": "2"},
-            "spec": {"driver": "gpu.nvidia.com", "nodeName": node, "devices": devices,
-                     "pool": {"name": node, "generation": 1, "resourceSliceCount": 1}}}
+    devices = [
+        {"name": f"gpu-{i}", "attributes": {"index": {"int": i}, "domain": {"string": d}}}
+        for i, d in enumerate(domains)
+    ]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-gpus", "uid": f"s-{node}", "resourceVersion": "2"},
+        "spec": {
+            "driver": "gpu.nvidia.com",
+            "nodeName": node,
+            "devices": devices,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+        },
+    }
 
 
 def _node(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {}},
-            "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {}},
+        "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}},
+    }
 
 
 WORKLOAD = """\
@@ -65,8 +81,9 @@ def snapshot(tmp_path: Path) -> Path:
     return out
 
 
-def test_claims_from_templates_get_devices(snapshot: Path, tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_claims_from_templates_get_devices(
+    snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     w = tmp_path / "w.yaml"
     w.write_text(WORKLOAD % "gpu-pair")
     capsys.readouterr()
@@ -76,8 +93,9 @@ def test_claims_from_templates_get_devices(snapshot: Path, tmp_path: Path,
     assert sorted(pod["draDevices"]) == ["gpu.nvidia.com/a/gpu-1", "gpu.nvidia.com/a/gpu-2"]
 
 
-def test_a_missing_template_is_refused(snapshot: Path, tmp_path: Path,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_missing_template_is_refused(
+    snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     w = tmp_path / "w.yaml"
     w.write_text(WORKLOAD % "nope")
     assert run(["fit", str(w), "--snapshot", str(snapshot)]) == 2

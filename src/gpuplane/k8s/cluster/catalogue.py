@@ -44,7 +44,11 @@ READ_RESOURCES: tuple[ListedResource, ...] = (
     ListedResource("namespaces", "Namespace", "", ("v1",), "namespaces", False),
     ListedResource("services", "Service", "", ("v1",), "services", False),
     ListedResource(
-        "replicationControllers", "ReplicationController", "", ("v1",), "replicationcontrollers",
+        "replicationControllers",
+        "ReplicationController",
+        "",
+        ("v1",),
+        "replicationcontrollers",
         False,
     ),
     ListedResource("replicaSets", "ReplicaSet", "apps", ("v1",), "replicasets", False),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -41,7 +41,8 @@ class ServeConfig:
     relist_s: float | None = None
 
 
-Loader = Callable[[], FitCluster]
+# Reads the cluster: fit's values and the resourceVersion of each Node object read.
+Loader = Callable[[], tuple[FitCluster, Mapping[str, str]]]
 STATE = web.AppKey("state", ExtenderState)
 METRICS = web.AppKey("metrics", ExtenderMetrics)
 
@@ -117,12 +118,12 @@ class _Service:
         loop = asyncio.get_running_loop()
         started = time.monotonic()
         try:
-            cluster = await loop.run_in_executor(None, self.loader)
+            cluster, versions = await loop.run_in_executor(None, self.loader)
         except Exception:
             self.metrics.loads.labels("error").inc()
             log.exception("reading the cluster failed; keeping the last view")
             return
-        await loop.run_in_executor(self.worker, self.state.load, cluster)
+        await loop.run_in_executor(self.worker, self.state.load, cluster, versions)
         self.metrics.loads.labels("ok").inc()
         self.metrics.nodes.set(len(cluster.nodes))
         ms = round((time.monotonic() - started) * 1000, 1)

@@ -8,11 +8,13 @@ time from the caller. Not thread-safe: the service calls it from one worker.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.cluster.fit_cluster import fit_node
 from gpuplane.k8s.cluster.fit_pools import NodeDefaults
+from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
 from gpuplane.k8s.extender.request_pod import SOURCE, request_pod
 from gpuplane.k8s.extender.wire import (
     BindingArgs,
@@ -37,7 +39,7 @@ from gpuplane.twin.extender.settings import ExtenderSettings
 from gpuplane.twin.extender.view import ExtenderView, make_view, with_assumed, with_nodes
 from gpuplane.twin.fit.model import FitCluster, FitNode
 
-MAX_CACHED_VERDICTS = 200_000
+MAX_CACHED_POD_SHAPES = 1_000
 MAX_RECENT_PODS = 10_000
 
 
@@ -53,7 +55,7 @@ class ExtenderState:
         self._cluster: FitCluster | None = None
         self._view: ExtenderView | None = None
         self._sent: dict[str, tuple[str, FitNode]] = {}  # name -> (resourceVersion, node)
-        self._cache: dict[tuple[object, ...], NodeEval] = {}
+        self._cache: dict[tuple[object, ...], dict[int, NodeEval]] = {}
         self._recent: dict[str, PodInfo] = {}  # pods of recent requests, for bind
 
     @property
@@ -64,8 +66,16 @@ class ExtenderState:
     def num_nodes(self) -> int:
         return 0 if self._cluster is None else len(self._cluster.nodes)
 
-    def load(self, cluster: FitCluster) -> None:
-        self._cluster, self._view = cluster, make_view(cluster)
+    def load(self, cluster: FitCluster, versions: Mapping[str, str] | None = None) -> None:
+        """Answer from ``cluster`` from now on; ``versions`` (node name -> resourceVersion of
+        the objects it was read from) lets full-form requests reuse its nodes unread."""
+        view = make_view(cluster)
+        self._cluster, self._view = cluster, view
+        self._sent = {
+            name: (version, view.nodes[name])
+            for name, version in (versions or {}).items()
+            if name in view.nodes and version
+        }
         self._cache.clear()
 
     def _base(self) -> tuple[FitCluster, ExtenderView]:
@@ -94,9 +104,11 @@ class ExtenderState:
             self._recent.clear()
         self._recent[pod.uid] = pod
         if args.node_names is None and args.nodes is not None:
+            # The scheduler's Node objects are newer than the extender's: they replace its own.
             view = with_nodes(view, [self._node(n, i) for i, n in enumerate(args.nodes)])
+            self._view = view
         view = with_assumed(view, self.assumed.active(now_s, view.bound_uids))
-        if len(self._cache) > MAX_CACHED_VERDICTS:
+        if len(self._cache) > MAX_CACHED_POD_SHAPES:
             self._cache.clear()
         return view, pod, needs
 
@@ -131,3 +143,13 @@ class ExtenderState:
             return False
         self.assumed.assume(pod, args.node, now_s, "bind")
         return True
+
+
+def node_versions(snapshot: ClusterSnapshot) -> dict[str, str]:
+    """Node name -> resourceVersion of a snapshot's Node objects (for ``ExtenderState.load``)."""
+    out = {}
+    for node in snapshot.of("nodes"):
+        meta = node.get("metadata") or {}
+        if meta.get("name") and meta.get("resourceVersion"):
+            out[str(meta["name"])] = str(meta["resourceVersion"])
+    return out

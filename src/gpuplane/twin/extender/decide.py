@@ -50,23 +50,21 @@ def _evals(
     names: Sequence[str],
     cache: EvalCache | None,
 ) -> dict[str, NodeEval | None]:
-    pod_state = pod_key(pod, needs)
+    """Each offered node's verdict (None: unknown), computed once per distinct node state."""
+    known: dict[int, NodeEval] = {}
+    if cache is not None:
+        known = cache.setdefault(pod_key(pod, needs), {})
+    keys, nodes = view.keys, view.nodes
     out: dict[str, NodeEval | None] = {}
     for name in names:
-        node = view.nodes.get(name)
-        out[name] = (
-            None
-            if node is None
-            else evaluate(
-                node,
-                view.holdings[name],
-                pod,
-                needs,
-                node_state=view.keys[name],
-                pod_state=pod_state,
-                cache=cache,
-            )
-        )
+        kid = keys.get(name)
+        if kid is None:
+            out[name] = None
+            continue
+        ev = known.get(kid)
+        if ev is None:
+            ev = known[kid] = evaluate(nodes[name], view.holdings[name], pod, needs)
+        out[name] = ev
     return out
 
 

@@ -31,7 +31,8 @@ class NodeEval:
     used_after: float = 0.0  # the node's GPUs in use once the pod is placed (0..1)
 
 
-EvalCache = MutableMapping[tuple[object, ...], NodeEval]
+# Verdicts by pod key, then by the node's interned state (``ExtenderView.keys``).
+EvalCache = MutableMapping[tuple[object, ...], dict[int, NodeEval]]
 _EMPTY = NodeHolding("", {}, {}, 0, frozenset())
 
 
@@ -108,21 +109,6 @@ def _evaluate(node: FitNode, holding: NodeHolding, pod: PodInfo, needs: GpuNeeds
     return NodeEval(True, bottleneck_gbps=bottleneck, used_after=used)
 
 
-def evaluate(
-    node: FitNode,
-    holding: NodeHolding,
-    pod: PodInfo,
-    needs: GpuNeeds,
-    *,
-    node_state: tuple[object, ...] | None = None,
-    pod_state: tuple[object, ...] | None = None,
-    cache: EvalCache | None = None,
-) -> NodeEval:
-    """``pod`` on ``node``; with a cache and both state keys, computed once per key pair."""
-    if cache is None or node_state is None or pod_state is None:
-        return _evaluate(node, holding, pod, needs)
-    key = (node_state, pod_state)
-    found = cache.get(key)
-    if found is None:
-        found = cache[key] = _evaluate(node, holding, pod, needs)
-    return found
+def evaluate(node: FitNode, holding: NodeHolding, pod: PodInfo, needs: GpuNeeds) -> NodeEval:
+    """``pod`` on ``node`` (see the module docstring)."""
+    return _evaluate(node, holding, pod, needs)

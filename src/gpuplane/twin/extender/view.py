@@ -34,8 +34,12 @@ class ExtenderView:
     nodes: Mapping[str, FitNode]
     holdings: Mapping[str, NodeHolding]
     pods_by_node: Mapping[str, tuple[FitPod, ...]]
-    keys: Mapping[str, NodeKey]
+    # The node's state as a small int (equal ints: equal ``node_key``s), so the per-call lookup
+    # hashes an int, not a kubelet configuration; ``interned`` gives the ints, shared by the
+    # views derived from one another (it only grows).
+    keys: Mapping[str, int]
     bound_uids: frozenset[str]  # pods the cluster shows holding a node
+    interned: dict[NodeKey, int]
 
     def __contains__(self, name: object) -> bool:
         return name in self.nodes
@@ -48,13 +52,19 @@ def make_view(cluster: FitCluster) -> ExtenderView:
             by_node[p.node].append(p)
     cache: ReplayCache = {}
     holdings = {n.name: replay_node(n, by_node[n.name], cache) for n in cluster.nodes}
+    interned: dict[NodeKey, int] = {}
     return ExtenderView(
         nodes={n.name: n for n in cluster.nodes},
         holdings=holdings,
         pods_by_node={k: tuple(v) for k, v in by_node.items()},
-        keys={n.name: node_key(n, holdings[n.name]) for n in cluster.nodes},
+        keys={n.name: _intern(interned, n, holdings[n.name]) for n in cluster.nodes},
         bound_uids=frozenset(p.info.uid for p in cluster.pods if p.holds),
+        interned=interned,
     )
+
+
+def _intern(interned: dict[NodeKey, int], node: FitNode, holding: NodeHolding) -> int:
+    return interned.setdefault(node_key(node, holding), len(interned))
 
 
 def _replayed(
@@ -68,8 +78,10 @@ def _replayed(
         pods = (*view.pods_by_node.get(node.name, ()), *extra.get(node.name, ()))
         new_nodes[node.name] = node
         holdings[node.name] = replay_node(node, pods, cache)
-        keys[node.name] = node_key(node, holdings[node.name])
-    return ExtenderView(new_nodes, holdings, view.pods_by_node, keys, view.bound_uids)
+        keys[node.name] = _intern(view.interned, node, holdings[node.name])
+    return ExtenderView(
+        new_nodes, holdings, view.pods_by_node, keys, view.bound_uids, view.interned
+    )
 
 
 def with_nodes(view: ExtenderView, nodes: Sequence[FitNode]) -> ExtenderView:
@@ -96,7 +108,8 @@ def without_pods(view: ExtenderView, node: str, uids: frozenset[str]) -> Extende
     if found is None:
         return view
     pods = tuple(p for p in view.pods_by_node.get(node, ()) if p.info.uid not in uids)
+    by_node = {**view.pods_by_node, node: pods}
     trimmed = ExtenderView(
-        view.nodes, view.holdings, {**view.pods_by_node, node: pods}, view.keys, view.bound_uids
+        view.nodes, view.holdings, by_node, view.keys, view.bound_uids, view.interned
     )
     return _replayed(trimmed, [found], {})
