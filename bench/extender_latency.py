@@ -8,7 +8,7 @@ examples/snapshot/pools.yaml, i.e. DGX H100 under single-numa-node) and each req
 Guaranteed pod offered every node is timed:
 
 - http: ``POST /gpuplane/filter`` and ``/prioritize`` over a kept-alive loopback connection
-  (what kube-scheduler does), body already encoded;
+  (what kube-scheduler does), body already encoded, to the service in a forked process;
 - in process: the same body through ``handlers.handle`` (JSON decode + decision + result), and
   the decision alone (``ExtenderState.filter``/``prioritize`` on parsed arguments), side by side.
 
@@ -21,9 +21,12 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import multiprocessing
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +34,17 @@ from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
 from gpuplane.k8s.extender.handlers import handle
+from gpuplane.k8s.extender.service import settle_heap
 from gpuplane.k8s.extender.state import ExtenderState, node_versions
 from gpuplane.k8s.extender.wire import decode, extender_args
 from gpuplane.twin.extender.settings import ExtenderSettings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from cluster_dump import large_cluster
 
 from tests.integration.extender_server import serving
+
+from cluster_dump import large_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -95,6 +100,27 @@ def _http(port: int, path: str, body: bytes) -> Callable[[], object]:
     return call
 
 
+def _serve_child(state: ExtenderState, conn: Connection) -> None:
+    with serving(state) as url:
+        conn.send(url)
+        conn.recv()  # until the parent is done
+
+
+@contextmanager
+def _server_process(state: ExtenderState) -> Iterator[str]:
+    """The service in a forked process (it inherits ``state``), so the client's work here does
+    not share a GIL with the server's."""
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_serve_child, args=(state, child), daemon=True)
+    proc.start()
+    try:
+        yield str(parent.recv())
+    finally:
+        parent.send("stop")
+        proc.join(30)
+
+
 def bench(n_nodes: int, pods_per_node: int, calls: int) -> list[str]:
     objs = large_cluster(n_nodes, n_nodes * pods_per_node)
     snap = _snapshot(objs)
@@ -103,13 +129,14 @@ def bench(n_nodes: int, pods_per_node: int, calls: int) -> list[str]:
     start = time.perf_counter()
     state.load(fit_cluster(snap, defaults), node_versions(snap))
     load_s = time.perf_counter() - start
+    settle_heap()  # as the service does after every load
     names = [n["metadata"]["name"] for n in snap.of("nodes")]
     forms = {
         "nodeCacheCapable": {"Pod": _pod(), "Nodes": None, "NodeNames": names},
         "full Nodes": {"Pod": _pod(), "Nodes": {"metadata": {}, "items": list(snap.of("nodes"))}},
     }
     rows = [f"{n_nodes} nodes, {len(snap.of('pods'))} bound pods; cluster load {load_s:.2f} s"]
-    with serving(state) as url:
+    with _server_process(state) as url:
         port = int(url.rsplit(":", 1)[1])
         for form, body in forms.items():
             raw = json.dumps(body).encode()

@@ -13,7 +13,7 @@ from gpuplane.core.errors import InputError
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.extender.json_log import setup_json_logging
-from gpuplane.k8s.extender.service import DEADLINE_S, ServeConfig, make_app
+from gpuplane.k8s.extender.service import DEADLINE_S, ServeConfig, make_app, settle_heap
 from gpuplane.k8s.extender.state import ExtenderState, node_versions
 from gpuplane.twin.extender.settings import ExtenderSettings
 from gpuplane.twin.fit.model import FitCluster
@@ -89,6 +89,7 @@ def extender_command(
     state = ExtenderState(settings, defaults)
     if snapshot is not None:
         state.load(*load())  # a bad file is a usage error, before listening
+        settle_heap()
     config = ServeConfig(
         url_prefix=url_prefix,
         max_body_bytes=max_body_mib * 2**20,

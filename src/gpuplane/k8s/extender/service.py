@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -42,6 +43,14 @@ class ServeConfig:
 
 
 # Reads the cluster: fit's values and the resourceVersion of each Node object read.
+def settle_heap() -> None:
+    """After a cluster load: collect, then move what is left out of the collector's sight
+    (``gc.freeze``), so a full collection in the middle of a call does not walk the whole
+    view (hundreds of milliseconds at 5,000 nodes)."""
+    gc.collect()
+    gc.freeze()
+
+
 Loader = Callable[[], tuple[FitCluster, Mapping[str, str]]]
 STATE = web.AppKey("state", ExtenderState)
 METRICS = web.AppKey("metrics", ExtenderMetrics)
@@ -124,6 +133,7 @@ class _Service:
             log.exception("reading the cluster failed; keeping the last view")
             return
         await loop.run_in_executor(self.worker, self.state.load, cluster, versions)
+        settle_heap()
         self.metrics.loads.labels("ok").inc()
         self.metrics.nodes.set(len(cluster.nodes))
         ms = round((time.monotonic() - started) * 1000, 1)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.scheduler.framework.types import PodInfo
@@ -37,8 +38,7 @@ class FilterDecision:
     unknown: tuple[str, ...] = ()  # offered names the view does not know (also in ``failed``)
 
 
-@dataclass(frozen=True, slots=True)
-class HostScore:
+class HostScore(NamedTuple):
     host: str
     score: int
 
@@ -104,15 +104,19 @@ def prioritize(
     multi = pod.requests.get(NVIDIA_GPU, 0) > 1
     best = max((e.bottleneck_gbps for e in evals.values() if e is not None and e.fits), default=0)
     w = settings.packing_weight
-    out = []
-    for name, ev in evals.items():
+    by_eval: dict[int, int] = {}  # id(NodeEval) -> score: nodes in one state share a verdict
+
+    def score(ev: NodeEval | None) -> int:
         if ev is None or not ev.fits:
-            out.append(HostScore(name, 0))
-            continue
-        ring = (ev.bottleneck_gbps / best if best > 0 else 1.0) if multi else None
-        value = ev.used_after if ring is None else (1 - w) * ring + w * ev.used_after
-        out.append(HostScore(name, round(MAX_PRIORITY * value)))
-    return tuple(out)
+            return 0
+        found = by_eval.get(id(ev))
+        if found is None:
+            ring = (ev.bottleneck_gbps / best if best > 0 else 1.0) if multi else None
+            value = ev.used_after if ring is None else (1 - w) * ring + w * ev.used_after
+            found = by_eval[id(ev)] = round(MAX_PRIORITY * value)
+        return found
+
+    return tuple(HostScore(name, score(ev)) for name, ev in evals.items())
 
 
 def top_host(scores: Sequence[HostScore]) -> str | None:
