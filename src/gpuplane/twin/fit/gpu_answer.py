@@ -106,9 +106,14 @@ def place_on_node(
     extra_gpus: frozenset[int],
     extra_cpus: frozenset[int],
     message_bytes: int = DEFAULT_MESSAGE_BYTES,
+    *,
+    bottleneck_range: bool = True,
 ) -> tuple[GpuAnswer | None, KubeletVerdict, AdmitResult | None]:
     """The pod admitted on ``node`` with ``extra_*`` already taken by pods placed before it in
-    this answer: (GPU answer, kubelet verdict, the admission result when computed)."""
+    this answer: (GPU answer, kubelet verdict, the admission result when computed).
+
+    ``bottleneck_range=False`` skips the range over every possible holding (up to
+    ``MAX_HOLDINGS`` set searches), which the scheduler extender cannot afford per call."""
     topo = node.hardware.topology
     cfg = node.kubelet
     need = pod.requests.get(NVIDIA_GPU, 0)
@@ -127,7 +132,9 @@ def place_on_node(
         return None, verdict, result
     ours = pick_gpus(topo, free, need)
     theirs = gpu_chooser(topo, GpuAllocation.BEST_EFFORT)(free, need)
-    possible, bottleneck = _range(topo, holding, extra_gpus, need)
+    possible, bottleneck = (
+        _range(topo, holding, extra_gpus, need) if bottleneck_range else (1, None)
+    )
     answer = GpuAnswer(
         kubelet=gpu_set(topo, result.gpus, message_bytes) if result.admit else None,
         gpuplane=gpu_set(topo, ours.gpus, message_bytes) if ours is not None else None,

@@ -1,0 +1,171 @@
+"""Benchmark: the scheduler extender's filter and prioritize latency per call.
+
+Run: ``.venv/bin/python bench/extender_latency.py`` (options: ``--nodes 1000 5000``,
+``--pods-per-node 2``, ``--calls 200``). For each cluster size (``bench/cluster_dump.py
+large_cluster``: 8-GPU H100 nodes with bound GPU pods, hardware and kubelet config from
+examples/snapshot/pools.yaml, i.e. DGX H100 under single-numa-node) and each request form
+(nodeCacheCapable: ``NodeNames`` only; full: a ``NodeList`` of every node), one 2-GPU
+Guaranteed pod offered every node is timed:
+
+- http: ``POST /gpuplane/filter`` and ``/prioritize`` over a kept-alive loopback connection
+  (what kube-scheduler does), body already encoded, to the service in a forked process;
+- in process: the same body through ``handlers.handle`` (JSON decode + decision + result), and
+  the decision alone (``ExtenderState.filter``/``prioritize`` on parsed arguments), side by side.
+
+p50/p99 over ``--calls`` calls after one warm-up call (whose time is shown as "first": the
+verdict cache is cold then). Goal (issue 14): p99 < 10 ms at 5,000 nodes, nodeCacheCapable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import multiprocessing
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from gpuplane.k8s.cluster.fit_cluster import fit_cluster
+from gpuplane.k8s.cluster.fit_pools import node_defaults
+from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
+from gpuplane.k8s.extender.handlers import handle
+from gpuplane.k8s.extender.service import settle_heap
+from gpuplane.k8s.extender.state import ExtenderState, node_versions
+from gpuplane.k8s.extender.wire import decode, extender_args
+from gpuplane.twin.extender.settings import ExtenderSettings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.integration.extender_server import serving
+
+from cluster_dump import large_cluster
+
+ROOT = Path(__file__).resolve().parents[1]
+
+KINDS = {"Node": "nodes", "Pod": "pods", "PriorityClass": "priorityClasses"}
+GIB = "128Gi"
+
+
+def _snapshot(objs: list[dict[str, Any]]) -> ClusterSnapshot:
+    by: dict[str, list[dict[str, Any]]] = {}
+    for o in objs:
+        by.setdefault(KINDS[o["kind"]], []).append(o)
+    return ClusterSnapshot(
+        "bench", "2026-12-01T00:00:00Z", None, {}, (), {k: tuple(v) for k, v in by.items()}
+    )
+
+
+def _pod() -> dict[str, Any]:
+    res = {"nvidia.com/gpu": "2", "cpu": "16", "memory": GIB}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "bench", "namespace": "t", "uid": "bench-uid"},
+        "spec": {"containers": [{"name": "c", "resources": {"requests": res, "limits": res}}]},
+        "status": {"phase": "Pending", "qosClass": "Guaranteed"},
+    }
+
+
+def _stats(fn: Callable[[], object], calls: int) -> tuple[float, float, float]:
+    start = time.perf_counter()
+    fn()
+    first = time.perf_counter() - start
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    times.sort()
+    p50, p99 = times[len(times) // 2], times[min(len(times) - 1, int(len(times) * 0.99))]
+    return first * 1000, p50 * 1000, p99 * 1000
+
+
+def _http(port: int, path: str, body: bytes) -> Callable[[], object]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Content-Type": "application/json"}
+
+    def call() -> object:
+        conn.request("POST", path, body=body, headers=headers)
+        resp = conn.getresponse()
+        data = resp.read()
+        assert resp.status == 200, data[:200]
+        return data
+
+    return call
+
+
+def _serve_child(state: ExtenderState, conn: Connection) -> None:
+    with serving(state) as url:
+        conn.send(url)
+        conn.recv()  # until the parent is done
+
+
+@contextmanager
+def _server_process(state: ExtenderState) -> Iterator[str]:
+    """The service in a forked process (it inherits ``state``), so the client's work here does
+    not share a GIL with the server's."""
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_serve_child, args=(state, child), daemon=True)
+    proc.start()
+    try:
+        yield str(parent.recv())
+    finally:
+        parent.send("stop")
+        proc.join(30)
+
+
+def bench(n_nodes: int, pods_per_node: int, calls: int) -> list[str]:
+    objs = large_cluster(n_nodes, n_nodes * pods_per_node)
+    snap = _snapshot(objs)
+    defaults = node_defaults(ROOT / "examples" / "snapshot" / "pools.yaml", None)
+    state = ExtenderState(ExtenderSettings(), defaults)
+    start = time.perf_counter()
+    state.load(fit_cluster(snap, defaults), node_versions(snap))
+    load_s = time.perf_counter() - start
+    settle_heap()  # as the service does after every load
+    names = [n["metadata"]["name"] for n in snap.of("nodes")]
+    forms = {
+        "nodeCacheCapable": {"Pod": _pod(), "Nodes": None, "NodeNames": names},
+        "full Nodes": {"Pod": _pod(), "Nodes": {"metadata": {}, "items": list(snap.of("nodes"))}},
+    }
+    rows = [f"{n_nodes} nodes, {len(snap.of('pods'))} bound pods; cluster load {load_s:.2f} s"]
+    with _server_process(state) as url:
+        port = int(url.rsplit(":", 1)[1])
+        for form, body in forms.items():
+            raw = json.dumps(body).encode()
+            args = extender_args(decode(raw))
+            for verb in ("filter", "prioritize"):
+                decide = getattr(state, verb)
+                cells = {
+                    "http": _stats(_http(port, f"/gpuplane/{verb}", raw), calls),
+                    "handle": _stats(lambda v=verb, b=raw: handle(state, v, b, 0.0), calls),
+                    "decision": _stats(lambda d=decide, a=args: d(a, 0.0), calls),
+                }
+                text = " | ".join(
+                    f"{k} p50 {p50:.2f} p99 {p99:.2f} (first {first:.1f})"
+                    for k, (first, p50, p99) in cells.items()
+                )
+                rows.append(f"  {form:16s} {verb:10s} ms: {text}; body {len(raw) / 2**20:.1f} MiB")
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--nodes", type=int, nargs="+", default=[1000, 5000])
+    parser.add_argument("--pods-per-node", type=int, default=2)
+    parser.add_argument("--calls", type=int, default=200)
+    opts = parser.parse_args()
+    for n in opts.nodes:
+        for row in bench(n, opts.pods_per_node, opts.calls):
+            print(row, flush=True)
+
+
+if __name__ == "__main__":
+    main()

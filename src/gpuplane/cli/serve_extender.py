@@ -1,0 +1,101 @@
+"""``gpuplane serve extender``: gpuplane as a kube-scheduler extender over HTTP (docs/live.md)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gpuplane.cli.fit import _snapshot
+from gpuplane.core.errors import InputError
+from gpuplane.k8s.cluster.fit_cluster import fit_cluster
+from gpuplane.k8s.cluster.fit_pools import node_defaults
+from gpuplane.k8s.extender.json_log import setup_json_logging
+from gpuplane.k8s.extender.service import DEADLINE_S, ServeConfig, make_app, settle_heap
+from gpuplane.k8s.extender.state import ExtenderState, node_versions
+from gpuplane.twin.extender.settings import ExtenderSettings
+from gpuplane.twin.fit.model import FitCluster
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise InputError(f"--listen {text!r} is not HOST:PORT", expected="e.g. 127.0.0.1:8888")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def extender_command(
+    snapshot: Annotated[Path | None, typer.Option("--snapshot", help="A snapshot file.")] = None,
+    kubeconfig: Annotated[
+        Path | None, typer.Option("--kubeconfig", help="Read this cluster live.")
+    ] = None,
+    context: Annotated[
+        str | None, typer.Option("--context", help="The kubeconfig context.")
+    ] = None,
+    pools: Annotated[
+        Path | None, typer.Option("--pools", help="Hardware and kubelet config per node pool.")
+    ] = None,
+    kubelet_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--kubelet-config", help="A KubeletConfiguration for nodes no pool configures."
+        ),
+    ] = None,
+    listen: Annotated[
+        str, typer.Option("--listen", help="HOST:PORT to listen on (loopback by default).")
+    ] = "127.0.0.1:8888",
+    url_prefix: Annotated[
+        str, typer.Option("--url-prefix", help="The path before the verbs (urlPrefix's path).")
+    ] = "/gpuplane",
+    relist_s: Annotated[
+        float,
+        typer.Option("--relist-s", min=0.0, help="--kubeconfig: read again every N s (0: once)."),
+    ] = 60.0,
+    assume_ttl_s: Annotated[
+        float,
+        typer.Option("--assume-ttl-s", min=0.0, help="How long an answered pod counts as bound."),
+    ] = 30.0,
+    packing_weight: Annotated[
+        float,
+        typer.Option("--packing-weight", min=0.0, max=1.0, help="Packing's share of the score."),
+    ] = 0.3,
+    max_body_mib: Annotated[
+        int, typer.Option("--max-body-mib", min=1, help="Largest request body accepted.")
+    ] = 64,
+    deadline_s: Annotated[
+        float,
+        typer.Option("--deadline-s", min=0.1, max=30.0, help="Answer (with an error) by then."),
+    ] = DEADLINE_S,
+) -> None:
+    """Answer kube-scheduler's filter, prioritize and preempt calls from gpuplane's kubelet
+    verdicts; JSON-line logs on stderr."""
+    from aiohttp import web
+
+    host, port = parse_listen(listen)
+    defaults = node_defaults(pools, kubelet_config)
+    if (snapshot is None) == (kubeconfig is None):
+        _snapshot(snapshot, kubeconfig, context)  # raises the shared message
+
+    def load() -> tuple[FitCluster, dict[str, str]]:
+        snap = _snapshot(snapshot, kubeconfig, context)
+        return fit_cluster(snap, defaults), node_versions(snap)
+
+    settings = ExtenderSettings(packing_weight=packing_weight, assume_ttl_s=assume_ttl_s)
+    state = ExtenderState(settings, defaults)
+    if snapshot is not None:
+        state.load(*load())  # a bad file is a usage error, before listening
+        settle_heap()
+    config = ServeConfig(
+        url_prefix=url_prefix,
+        max_body_bytes=max_body_mib * 2**20,
+        deadline_s=deadline_s,
+        relist_s=(relist_s or None) if kubeconfig is not None else None,
+    )
+    setup_json_logging()
+    app = make_app(state, config, loader=load if kubeconfig is not None else None)
+    logging.getLogger("gpuplane.extender").info(
+        "listening", extra={"host": host, "port": port, "prefix": url_prefix}
+    )
+    web.run_app(app, host=host, port=port, print=None, shutdown_timeout=5.0, access_log=None)

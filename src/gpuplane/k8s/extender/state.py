@@ -1,0 +1,155 @@
+"""``ExtenderState``: what the extender answers from, and the four verbs on it.
+
+It owns the cluster (replaced whole by ``load``: a snapshot, or each relist), the view built
+from it, the Node objects full-form requests carried (kept by name and resourceVersion, so an
+unchanged node is not read again), the assumed pods and the verdict cache. Every verb takes the
+time from the caller. Not thread-safe: the service calls it from one worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpuplane.core.errors import InputError
+from gpuplane.k8s.cluster.fit_cluster import fit_node
+from gpuplane.k8s.cluster.fit_pools import NodeDefaults
+from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
+from gpuplane.k8s.extender.request_pod import SOURCE, request_pod
+from gpuplane.k8s.extender.wire import (
+    BindingArgs,
+    ExtenderArgs,
+    PreemptionArgs,
+    Victims,
+    WireError,
+)
+from gpuplane.scheduler.framework.types import PodInfo
+from gpuplane.twin.extender.assumed import AssumedPods
+from gpuplane.twin.extender.decide import (
+    FilterDecision,
+    HostScore,
+    filter_nodes,
+    prioritize,
+    top_host,
+)
+from gpuplane.twin.extender.needs import GpuNeeds
+from gpuplane.twin.extender.node_eval import NodeEval
+from gpuplane.twin.extender.preempt import preempt_nodes
+from gpuplane.twin.extender.settings import ExtenderSettings
+from gpuplane.twin.extender.view import ExtenderView, make_view, with_assumed, with_nodes
+from gpuplane.twin.fit.model import FitCluster, FitNode
+
+MAX_CACHED_POD_SHAPES = 1_000
+MAX_RECENT_PODS = 10_000
+
+
+class NotReady(Exception):
+    """No cluster loaded yet."""
+
+
+class ExtenderState:
+    def __init__(self, settings: ExtenderSettings, defaults: NodeDefaults | None = None) -> None:
+        self.settings = settings
+        self.defaults = defaults or NodeDefaults()
+        self.assumed = AssumedPods(settings.assume_ttl_s)
+        self._cluster: FitCluster | None = None
+        self._view: ExtenderView | None = None
+        self._sent: dict[str, tuple[str, FitNode]] = {}  # name -> (resourceVersion, node)
+        self._cache: dict[tuple[object, ...], dict[int, NodeEval]] = {}
+        self._recent: dict[str, PodInfo] = {}  # pods of recent requests, for bind
+
+    @property
+    def ready(self) -> bool:
+        return self._view is not None
+
+    @property
+    def num_nodes(self) -> int:
+        return 0 if self._cluster is None else len(self._cluster.nodes)
+
+    def load(self, cluster: FitCluster, versions: Mapping[str, str] | None = None) -> None:
+        """Answer from ``cluster`` from now on; ``versions`` (node name -> resourceVersion of
+        the objects it was read from) lets full-form requests reuse its nodes unread."""
+        view = make_view(cluster)
+        self._cluster, self._view = cluster, view
+        self._sent = {
+            name: (version, view.nodes[name])
+            for name, version in (versions or {}).items()
+            if name in view.nodes and version
+        }
+        self._cache.clear()
+
+    def _base(self) -> tuple[FitCluster, ExtenderView]:
+        if self._cluster is None or self._view is None:
+            raise NotReady("the extender has not read the cluster yet")
+        return self._cluster, self._view
+
+    def _node(self, raw: dict[str, Any], index: int) -> FitNode:
+        meta = raw.get("metadata") or {}
+        name, version = str(meta.get("name") or ""), str(meta.get("resourceVersion") or "")
+        held = self._sent.get(name)
+        if held is not None and version and held[0] == version:
+            return held[1]
+        try:
+            node = fit_node(raw, index, SOURCE, self.defaults)
+        except InputError as exc:
+            raise WireError(f"Nodes.items[{index}] cannot be read: {exc}") from None
+        self._sent[name] = (version, node)
+        return node
+
+    def _prepare(self, args: ExtenderArgs, now_s: float) -> tuple[ExtenderView, PodInfo, GpuNeeds]:
+        cluster, view = self._base()
+        pod, needs = request_pod(args.pod, cluster.priority_classes, cluster.default_priority)
+        self.assumed.forget(pod.uid)  # scheduled again: not bound
+        if len(self._recent) >= MAX_RECENT_PODS:
+            self._recent.clear()
+        self._recent[pod.uid] = pod
+        if args.node_names is None and args.nodes is not None:
+            # The scheduler's Node objects are newer than the extender's: they replace its own.
+            view = with_nodes(view, [self._node(n, i) for i, n in enumerate(args.nodes)])
+            self._view = view
+        view = with_assumed(view, self.assumed.active(now_s, view.bound_uids))
+        if len(self._cache) > MAX_CACHED_POD_SHAPES:
+            self._cache.clear()
+        return view, pod, needs
+
+    def filter(self, args: ExtenderArgs, now_s: float) -> FilterDecision:
+        view, pod, needs = self._prepare(args, now_s)
+        decision = filter_nodes(view, pod, needs, args.names, self._cache)
+        if len(decision.kept) == 1:
+            self.assumed.assume(pod, decision.kept[0], now_s, "filter")
+        return decision
+
+    def prioritize(self, args: ExtenderArgs, now_s: float) -> tuple[HostScore, ...]:
+        view, pod, needs = self._prepare(args, now_s)
+        scores = prioritize(view, pod, needs, args.names, self.settings, self._cache)
+        chosen = top_host(scores)
+        if chosen is not None:
+            self.assumed.assume(pod, chosen, now_s, "prioritize")
+        return scores
+
+    def preempt(self, args: PreemptionArgs, now_s: float) -> dict[str, Victims]:
+        cluster, view = self._base()
+        pod, needs = request_pod(args.pod, cluster.priority_classes, cluster.default_priority)
+        view = with_assumed(view, self.assumed.active(now_s, view.bound_uids))
+        uids = {node: frozenset(v.uids) for node, v in args.victims.items()}
+        kept = preempt_nodes(view, pod, needs, uids)
+        return {node: args.victims[node] for node in kept}
+
+    def bound(self, args: BindingArgs, now_s: float) -> bool:
+        """After a successful bind: the pod holds the node until the view shows it (False when
+        the extender never saw the pod in a filter or prioritize request)."""
+        pod = self._recent.get(args.pod_uid)
+        if pod is None:
+            return False
+        self.assumed.assume(pod, args.node, now_s, "bind")
+        return True
+
+
+def node_versions(snapshot: ClusterSnapshot) -> dict[str, str]:
+    """Node name -> resourceVersion of a snapshot's Node objects (for ``ExtenderState.load``)."""
+    out = {}
+    for node in snapshot.of("nodes"):
+        meta = node.get("metadata") or {}
+        if meta.get("name") and meta.get("resourceVersion"):
+            out[str(meta["name"])] = str(meta["resourceVersion"])
+    return out

@@ -1,0 +1,179 @@
+"""The extender/v1 wire format, read and written as kube-scheduler does.
+
+The Go structs have no json tags, so their keys are the Go field names (``Pod``, ``NodeNames``)
+and Go's encoding/json matches them case-insensitively (an exact match first): ``nodenames``
+and ``NODENAMES`` are ``NodeNames``. Nil pointers travel as ``null``. The objects inside (Pod,
+NodeList) carry their own camelCase keys, read as the API server writes them.
+
+Results are written with the Go names and every field present, as the scheduler's own encoder
+would write them (``null`` for nil).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpuplane.twin.extender.decide import FilterDecision, HostScore
+
+
+class WireError(Exception):
+    """A request kube-scheduler (or whoever sent it) got wrong; answered in the Error field."""
+
+
+def _field(obj: Mapping[str, Any], name: str) -> Any:
+    if name in obj:
+        return obj[name]
+    folded = name.casefold()
+    for key, value in obj.items():
+        if isinstance(key, str) and key.casefold() == folded:
+            return value
+    return None
+
+
+def decode(body: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise WireError(f"the request body is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise WireError(f"the request body is a JSON {type(data).__name__}, not an object")
+    return data
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise WireError(f"{what} is {'missing' if value is None else 'not an object'}")
+    return value
+
+
+def _names(value: Any, what: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
+        raise WireError(f"{what} is not a list of node names")
+    return tuple(value)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtenderArgs:
+    pod: dict[str, Any]
+    nodes: tuple[dict[str, Any], ...] | None  # the full form (nodeCacheCapable false)
+    node_names: tuple[str, ...] | None  # the name form (nodeCacheCapable true)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        if self.node_names is not None:
+            return self.node_names
+        return tuple(str((n.get("metadata") or {}).get("name") or "") for n in self.nodes or ())
+
+
+def extender_args(data: Mapping[str, Any]) -> ExtenderArgs:
+    pod = _object(_field(data, "Pod"), "Pod")
+    raw_nodes = _field(data, "Nodes")
+    nodes: tuple[dict[str, Any], ...] | None = None
+    if raw_nodes is not None:
+        items = _field(_object(raw_nodes, "Nodes"), "items")
+        if items is not None and not isinstance(items, list):
+            raise WireError("Nodes.items is not a list")
+        nodes = tuple(_object(n, f"Nodes.items[{i}]") for i, n in enumerate(items or []))
+    return ExtenderArgs(pod, nodes, _names(_field(data, "NodeNames"), "NodeNames"))
+
+
+@dataclass(frozen=True, slots=True)
+class BindingArgs:
+    pod_name: str
+    pod_namespace: str
+    pod_uid: str
+    node: str
+
+
+def binding_args(data: Mapping[str, Any]) -> BindingArgs:
+    values = {k: _field(data, k) for k in ("PodName", "PodNamespace", "PodUID", "Node")}
+    for key, value in values.items():
+        if not isinstance(value, str) or (key != "PodNamespace" and not value):
+            raise WireError(f"{key} is {'missing' if value is None else 'not a string'}")
+    return BindingArgs(*(str(v) for v in values.values()))
+
+
+@dataclass(frozen=True, slots=True)
+class Victims:
+    uids: tuple[str, ...]
+    num_pdb_violations: int
+
+
+def _victims(node: str, value: Any, full: bool) -> Victims:
+    entry = _object(value, f"victims of {node}")
+    pods = _field(entry, "Pods") or []
+    if not isinstance(pods, list):
+        raise WireError(f"the victims of {node}: Pods is not a list")
+    uids = []
+    for p in pods:
+        p = _object(p, f"a victim of {node}")
+        uid = (p.get("metadata") or {}).get("uid") if full else _field(p, "UID")
+        uids.append(str(uid or ""))
+    count = _field(entry, "NumPDBViolations") or 0
+    return Victims(tuple(uids), int(count) if isinstance(count, int) else 0)
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionArgs:
+    pod: dict[str, Any]
+    victims: Mapping[str, Victims]
+
+
+def preemption_args(data: Mapping[str, Any]) -> PreemptionArgs:
+    pod = _object(_field(data, "Pod"), "Pod")
+    meta = _field(data, "NodeNameToMetaVictims")
+    full = _field(data, "NodeNameToVictims")
+    source, is_full = (meta, False) if meta is not None else (full, True)
+    victims = {
+        str(node): _victims(str(node), v, is_full)
+        for node, v in _object(source or {}, "NodeNameToMetaVictims").items()
+    }
+    return PreemptionArgs(pod, victims)
+
+
+def filter_result(decision: FilterDecision, args: ExtenderArgs, error: str = "") -> dict[str, Any]:
+    """Nodes answered in the form they came in: names for names, the Node objects for objects
+    (a nodeCacheCapable=false scheduler reads only ``Nodes``)."""
+    nodes: dict[str, Any] | None = None
+    names: list[str] | None = None
+    if args.node_names is not None:
+        names = list(decision.kept)
+    elif args.nodes is not None:
+        keep = set(decision.kept)
+        items = [n for n in args.nodes if (n.get("metadata") or {}).get("name") in keep]
+        nodes = {"metadata": {}, "items": items}
+    return {
+        "Nodes": nodes,
+        "NodeNames": names,
+        "FailedNodes": dict(decision.failed),
+        "FailedAndUnresolvableNodes": dict(decision.unresolvable),
+        "Error": error,
+    }
+
+
+def filter_error(message: str) -> dict[str, Any]:
+    return {
+        "Nodes": None,
+        "NodeNames": None,
+        "FailedNodes": {},
+        "FailedAndUnresolvableNodes": {},
+        "Error": message,
+    }
+
+
+def priority_list(scores: Sequence[HostScore]) -> list[dict[str, Any]]:
+    return [{"Host": s.host, "Score": s.score} for s in scores]
+
+
+def preemption_result(victims: Mapping[str, Victims]) -> dict[str, Any]:
+    return {
+        "NodeNameToMetaVictims": {
+            node: {"Pods": [{"UID": u} for u in v.uids], "NumPDBViolations": v.num_pdb_violations}
+            for node, v in victims.items()
+        }
+    }

@@ -1,0 +1,115 @@
+"""The cluster as the extender decides on it: nodes by name, the assumed GPU holding of each
+(:mod:`gpuplane.twin.fit.holdings`) and a key per node that says when two nodes are in the same
+state for a pod (same hardware, GPU count, kubelet configuration and taken GPUs and CPUs), so a
+verdict computed on one is reused for the other.
+
+Built once per cluster change; a request with full Node objects or with pods assumed on nodes
+gets a copy where only those nodes were replayed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from gpuplane.twin.fit.holdings import NodeHolding, ReplayCache, replay_node
+from gpuplane.twin.fit.model import FitCluster, FitNode, FitPod
+
+NodeKey = tuple[object, ...]
+
+
+def node_key(node: FitNode, holding: NodeHolding) -> NodeKey:
+    topo = node.hardware.topology
+    return (
+        id(topo) if topo is not None else None,
+        node.gpus,
+        node.kubelet,
+        holding.taken_gpus,
+        holding.taken_cpus,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ExtenderView:
+    nodes: Mapping[str, FitNode]
+    holdings: Mapping[str, NodeHolding]
+    pods_by_node: Mapping[str, tuple[FitPod, ...]]
+    # The node's state as a small int (equal ints: equal ``node_key``s), so the per-call lookup
+    # hashes an int, not a kubelet configuration; ``interned`` gives the ints, shared by the
+    # views derived from one another (it only grows).
+    keys: Mapping[str, int]
+    bound_uids: frozenset[str]  # pods the cluster shows holding a node
+    interned: dict[NodeKey, int]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.nodes
+
+
+def make_view(cluster: FitCluster) -> ExtenderView:
+    by_node: dict[str, list[FitPod]] = {n.name: [] for n in cluster.nodes}
+    for p in cluster.pods:
+        if p.holds and p.node in by_node:
+            by_node[p.node].append(p)
+    cache: ReplayCache = {}
+    holdings = {n.name: replay_node(n, by_node[n.name], cache) for n in cluster.nodes}
+    interned: dict[NodeKey, int] = {}
+    return ExtenderView(
+        nodes={n.name: n for n in cluster.nodes},
+        holdings=holdings,
+        pods_by_node={k: tuple(v) for k, v in by_node.items()},
+        keys={n.name: _intern(interned, n, holdings[n.name]) for n in cluster.nodes},
+        bound_uids=frozenset(p.info.uid for p in cluster.pods if p.holds),
+        interned=interned,
+    )
+
+
+def _intern(interned: dict[NodeKey, int], node: FitNode, holding: NodeHolding) -> int:
+    return interned.setdefault(node_key(node, holding), len(interned))
+
+
+def _replayed(
+    view: ExtenderView,
+    nodes: Iterable[FitNode],
+    extra: Mapping[str, Sequence[FitPod]],
+) -> ExtenderView:
+    new_nodes, holdings, keys = dict(view.nodes), dict(view.holdings), dict(view.keys)
+    cache: ReplayCache = {}
+    for node in nodes:
+        pods = (*view.pods_by_node.get(node.name, ()), *extra.get(node.name, ()))
+        new_nodes[node.name] = node
+        holdings[node.name] = replay_node(node, pods, cache)
+        keys[node.name] = _intern(view.interned, node, holdings[node.name])
+    return ExtenderView(
+        new_nodes, holdings, view.pods_by_node, keys, view.bound_uids, view.interned
+    )
+
+
+def with_nodes(view: ExtenderView, nodes: Sequence[FitNode]) -> ExtenderView:
+    """``view`` with ``nodes`` (the Node objects a request carried) in place of its own; nodes
+    it already holds, the very same value, are not replayed."""
+    changed = [n for n in nodes if view.nodes.get(n.name) is not n]
+    return _replayed(view, changed, {}) if changed else view
+
+
+def with_assumed(view: ExtenderView, assumed: Sequence[FitPod]) -> ExtenderView:
+    """``view`` with ``assumed`` (pods bound to their ``node``) holding GPUs too."""
+    extra: dict[str, list[FitPod]] = {}
+    for p in assumed:
+        if p.node is not None and p.node in view.nodes and p.info.uid not in view.bound_uids:
+            extra.setdefault(p.node, []).append(p)
+    if not extra:
+        return view
+    return _replayed(view, [view.nodes[n] for n in extra], extra)
+
+
+def without_pods(view: ExtenderView, node: str, uids: frozenset[str]) -> ExtenderView:
+    """``view`` with the pods ``uids`` gone from ``node`` (preemption's victims evicted)."""
+    found = view.nodes.get(node)
+    if found is None:
+        return view
+    pods = tuple(p for p in view.pods_by_node.get(node, ()) if p.info.uid not in uids)
+    by_node = {**view.pods_by_node, node: pods}
+    trimmed = ExtenderView(
+        view.nodes, view.holdings, by_node, view.keys, view.bound_uids, view.interned
+    )
+    return _replayed(trimmed, [found], {})

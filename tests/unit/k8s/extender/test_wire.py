@@ -1,0 +1,87 @@
+"""extender/v1 wire parsing: Go field names matched case-insensitively, nil as null, both
+victim forms, and what a bad request is told."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplane.k8s.extender.request_pod import needs_of
+from gpuplane.k8s.extender.wire import (
+    WireError,
+    binding_args,
+    decode,
+    extender_args,
+    filter_result,
+    preemption_args,
+)
+from gpuplane.twin.extender.decide import FilterDecision
+from gpuplane.twin.extender.needs import GpuNeeds
+
+POD = {"metadata": {"name": "p", "uid": "u"}, "spec": {"containers": []}}
+
+
+def test_exact_names_win_over_folded_ones() -> None:
+    args = extender_args({"nodenames": ["a"], "NodeNames": ["b"], "Pod": POD})
+    assert args.node_names == ("b",)
+    assert extender_args({"POD": POD, "NODENAMES": None}).node_names is None
+
+
+def test_full_form_names_come_from_the_items() -> None:
+    nodes = {"metadata": {}, "items": [{"metadata": {"name": "n1"}}, {"metadata": {"name": "n2"}}]}
+    args = extender_args({"Pod": POD, "Nodes": nodes, "NodeNames": None})
+    assert args.names == ("n1", "n2")
+    result = filter_result(FilterDecision(("n2",), {"n1": "x"}, {}), args)
+    assert result["Nodes"] == {"metadata": {}, "items": [{"metadata": {"name": "n2"}}]}
+    assert result["NodeNames"] is None and result["FailedNodes"] == {"n1": "x"}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"", "not JSON"),
+        (b"[1]", "a JSON list, not an object"),
+        (b"{}", "Pod is missing"),
+        (b'{"Pod": 3}', "Pod is not an object"),
+        (b'{"Pod": {}, "NodeNames": "a"}', "NodeNames is not a list"),
+        (b'{"Pod": {}, "Nodes": {"items": 1}}', "Nodes.items is not a list"),
+    ],
+)
+def test_bad_requests_say_what_is_wrong(body: bytes, message: str) -> None:
+    with pytest.raises(WireError, match=message):
+        extender_args(decode(body))
+
+
+def test_victims_in_both_forms() -> None:
+    meta = preemption_args(
+        {
+            "Pod": POD,
+            "NodeNameToMetaVictims": {"n": {"Pods": [{"UID": "v1"}], "NumPDBViolations": 2}},
+        }
+    )
+    assert meta.victims["n"].uids == ("v1",) and meta.victims["n"].num_pdb_violations == 2
+    full = preemption_args(
+        {
+            "pod": POD,
+            "nodenametovictims": {"n": {"pods": [{"metadata": {"uid": "v2"}}]}},
+            "NodeNameToMetaVictims": None,
+        }
+    )
+    assert full.victims["n"].uids == ("v2",)
+
+
+def test_binding_args_need_names() -> None:
+    args = binding_args({"podname": "p", "PodNamespace": "", "PodUID": "u", "Node": "n"})
+    assert (args.pod_name, args.node) == ("p", "n")
+    with pytest.raises(WireError, match="Node is missing"):
+        binding_args({"PodName": "p", "PodNamespace": "t", "PodUID": "u"})
+
+
+def test_needs_annotations() -> None:
+    assert needs_of({}) == GpuNeeds()
+    assert needs_of({"gpuplane.io/nvlink-island": "True", "gpuplane.io/min-ring-gbps": "300"}) == (
+        GpuNeeds(True, 300.0)
+    )
+    with pytest.raises(WireError, match="expected GB/s"):
+        needs_of({"gpuplane.io/min-ring-gbps": "fast"})
+    with pytest.raises(WireError, match="expected true/false"):
+        needs_of({"gpuplane.io/nvlink-island": "yes"})
