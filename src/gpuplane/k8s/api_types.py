@@ -68,7 +68,7 @@ class ResourceRequirements(K8sModel):
 
 class Container(K8sModel):
     name: StrictStr = Field(description="The container name (a DNS label).")
-    image: Any = None
+    image: StrictStr | None = Field(default=None, description="The container image reference.")
     command: Any = None
     args: Any = None
     working_dir: Any = Field(default=None, alias="workingDir")

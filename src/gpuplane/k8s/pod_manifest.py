@@ -110,7 +110,14 @@ def _containers(
         )
         if init and c.restart_policy == "Always":
             warnings.add(where, "a sidecar (restartPolicy: Always) is modelled as init container")
-        out.append(ContainerSpec(name=c.name, requests=parsed.requests, limits=parsed.limits))
+        out.append(
+            ContainerSpec(
+                name=c.name,
+                requests=parsed.requests,
+                limits=parsed.limits,
+                image=c.image or "",
+            )
+        )
     return tuple(out)
 
 

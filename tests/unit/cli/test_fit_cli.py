@@ -176,3 +176,66 @@ def test_unknown_priority_class_is_refused(
     )
     assert run(["fit", str(w), "--snapshot", str(snapshot)]) == 2
     assert "no PriorityClass with name gold was found" in capsys.readouterr().err
+
+
+def _two_node_dump(path: Path, images_on: str | None) -> Path:
+    """Two identical CPU nodes as ``kubectl get nodes -o yaml`` prints them; ``images_on`` also
+    reports the workload's image (800 MiB) in its status.images."""
+    nodes = []
+    for name in ("cpu-a", "cpu-b"):
+        status: dict[str, Any] = {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110"}}
+        if name == images_on:
+            status["images"] = [
+                {
+                    "names": [
+                        "registry.example/app@sha256:" + "ab" * 32,
+                        "registry.example/app:latest",
+                    ],
+                    "sizeBytes": 800 * 1024 * 1024,
+                },
+                {"names": ["registry.k8s.io/pause:3.10"], "sizeBytes": 320_368},
+            ]
+        nodes.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                "spec": {},
+                "status": status,
+            }
+        )
+    dump = path / f"dump-{images_on}.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": nodes}))
+    out = path / f"snap-{images_on}.json"
+    assert run(["snapshot", "save", "--from", str(dump), "--out", str(out)]) == 0
+    return out
+
+
+def test_a_node_holding_the_image_wins_the_tie(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    w = tmp_path / "w.yaml"
+    w.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: app, namespace: web}\nspec:\n"
+        "  containers:\n  - name: app\n    image: registry.example/app\n"
+        "    resources: {requests: {cpu: '1', memory: 1Gi}}\n"
+    )
+
+    def answer(images_on: str | None) -> tuple[str, dict[str, Any]]:
+        snap = _two_node_dump(tmp_path, images_on)
+        capsys.readouterr()
+        assert run(["fit", str(w), "--snapshot", str(snap), "-o", "yaml"]) == 0
+        notes = yaml.safe_load(capsys.readouterr().out)["items"][0]["metadata"]["annotations"]
+        return notes[SIM + "selected-node"], json.loads(notes[SIM + "score-result"])
+
+    chosen, scores = answer(None)
+    assert {s["ImageLocality"] for s in scores.values()} == {"0"}
+    other = "cpu-b" if chosen == "cpu-a" else "cpu-a"
+    # The untagged image is registry.example/app:latest, held by one of the two nodes: 800 MiB
+    # x 1/2 = 400 MiB of [23, 1000] -> 100 * 377 / 977 = 38.6 -> 38; every other score is equal.
+    chosen, scores = answer(other)
+    assert chosen == other
+    loser = "cpu-b" if other == "cpu-a" else "cpu-a"
+    assert scores[other]["ImageLocality"] == "38" and scores[loser]["ImageLocality"] == "0"
+    rest = {k: v for k, v in scores[other].items() if k != "ImageLocality"}
+    assert rest == {k: v for k, v in scores[loser].items() if k != "ImageLocality"}

@@ -49,6 +49,7 @@ def make_cluster(
     now_s: float = 0.0,
     next_start_index: int = 0,
     namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
+    node_images: Sequence[Mapping[str, int]] | None = None,
 ) -> ClusterSnapshot:
     """Nodes ``n0..``; ``gpus[i]`` whole free GPUs out of ``num_gpus`` (the rest owned)."""
     n = len(gpus)
@@ -83,6 +84,7 @@ def make_cluster(
         now_s=now_s,
         next_start_index=next_start_index,
         namespace_labels=namespace_labels,
+        node_images=node_images,
     )
 
 

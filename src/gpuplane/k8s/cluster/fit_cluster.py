@@ -1,8 +1,9 @@
 """A ``ClusterSnapshot`` (raw API objects) -> ``FitCluster`` (what ``fit`` computes on).
 
-- Nodes: labels, ``spec.taints``, ``spec.unschedulable``, ``status.allocatable``; hardware from
-  the first matching pool of ``--pools`` (exact), else inferred from GFD's labels (a guess,
-  :mod:`gpuplane.topology.gfd_hardware`); kubelet configuration from the pool, else
+- Nodes: labels, ``spec.taints``, ``spec.unschedulable``, ``status.allocatable``,
+  ``status.images`` (each name of each entry with its ``sizeBytes``, for ImageLocality);
+  hardware from the first matching pool of ``--pools`` (exact), else inferred from GFD's labels
+  (a guess, :mod:`gpuplane.topology.gfd_hardware`); kubelet configuration from the pool, else
   ``--kubelet-config``, else the kubelet's defaults.
 - Pods: every pod (:mod:`gpuplane.k8s.cluster.raw_pod`); those bound to a node the snapshot
   lacks are noted and hold nothing.
@@ -61,6 +62,27 @@ def _taints(spec: Mapping[str, Any], where: str) -> tuple[Taint, ...]:
     return tuple(out)
 
 
+def _images(status: Mapping[str, Any], where: str) -> dict[str, int]:
+    """``status.images``: every name of each entry -> its sizeBytes (a name listed twice keeps
+    its first size, as kube-scheduler's cache does)."""
+    out: dict[str, int] = {}
+    raw = status.get("images") or []
+    for i, entry in enumerate(raw if isinstance(raw, list) else []):
+        entry = _dict(entry)
+        size = entry.get("sizeBytes") or 0
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise fail(
+                where,
+                f"status.images[{i}].sizeBytes",
+                f"{size!r} is not a size",
+                "a number of bytes",
+            )
+        names = entry.get("names") or []
+        for name in names if isinstance(names, list) else []:
+            out.setdefault(str(name), size)
+    return out
+
+
 def fit_node(node: RawObject, index: int, source: str, defaults: NodeDefaults) -> FitNode:
     meta, spec, status = (
         _dict(node.get("metadata")),
@@ -94,6 +116,7 @@ def fit_node(node: RawObject, index: int, source: str, defaults: NodeDefaults) -
         hardware=hardware,
         kubelet=kubelet_of(section, hardware.topology, reserved),
         kubelet_source=kubelet_source,
+        images=_images(status, where),
     )
 
 

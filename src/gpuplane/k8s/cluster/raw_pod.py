@@ -91,7 +91,8 @@ def _container(
         requests.setdefault(name, amount)  # API defaulting: a limit alone sets the request
     name = str(_dict(c).get("name") or field)
     sidecar = init and _dict(c).get("restartPolicy") == "Always"
-    return ContainerInfo(name, requests, init and not sidecar), limits, sidecar
+    image = str(_dict(c).get("image") or "")
+    return ContainerInfo(name, requests, init and not sidecar, image), limits, sidecar
 
 
 def _max_into(total: dict[str, int], amounts: Mapping[str, int]) -> None:
@@ -120,7 +121,7 @@ def pod_requests(
             for k, v in info.requests.items():
                 sidecars[k] = sidecars.get(k, 0) + v
             _max_into(init_max, sidecars)
-            containers.append(ContainerInfo(info.name, info.requests, False))
+            containers.append(ContainerInfo(info.name, info.requests, False, info.image))
         else:
             _max_into(init_max, {k: v + sidecars.get(k, 0) for k, v in info.requests.items()})
             containers.append(info)

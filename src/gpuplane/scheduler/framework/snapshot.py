@@ -21,6 +21,7 @@ import numpy as np
 
 from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.api.taints import Taint
+from gpuplane.scheduler.framework.images import ImageStates, make_image_states
 from gpuplane.scheduler.framework.pod_index import PodLabelIndex
 from gpuplane.scheduler.framework.types import (
     BASE_RESOURCES,
@@ -82,6 +83,12 @@ class ClusterSnapshot:
     # ``bound_pods`` grouped by labels, when the caller keeps such an index (else built from
     # ``bound_pods`` when a plugin first counts pods); it must hold exactly ``bound_pods``.
     pod_index: PodLabelIndex | None = None
+    # Per node, the container images it holds (``status.images``: every name of each entry ->
+    # its sizeBytes); empty when no node reports images (the twin models none). ``image_states``
+    # is their cluster-wide summary (size and nodes per name), built once by ``make_snapshot``;
+    # None when no node holds an image. ImageLocality reads it.
+    node_images: tuple[Mapping[str, int], ...] = ()
+    image_states: ImageStates | None = None
 
     @property
     def num_nodes(self) -> int:
@@ -125,6 +132,7 @@ def make_snapshot(
     dra: DraSnapshot | None = None,
     namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
     pod_index: PodLabelIndex | None = None,
+    node_images: Sequence[Mapping[str, int]] | None = None,
 ) -> ClusterSnapshot:
     """A snapshot from per-resource arrays; the GPU rows come from ``gpu_free_milli`` and the
     advertised count ``allocatable['nvidia.com/gpu']`` (whatever ``requested`` says of them)."""
@@ -143,6 +151,9 @@ def make_snapshot(
     g, m = resources.index(NVIDIA_GPU), resources.index(GPU_MILLI)
     alloc[m] = alloc[g] * MILLI_PER_GPU
     req[g], req[m] = gpu_rows(matrix, alloc[g])
+    images = tuple(node_images) if node_images is not None else ()
+    if images and len(images) != n:
+        raise ValueError(f"node_images has {len(images)} entries for {n} nodes")
     return ClusterSnapshot(
         node_names=tuple(node_names),
         node_labels=tuple(node_labels) if node_labels is not None else tuple({} for _ in range(n)),
@@ -165,4 +176,6 @@ def make_snapshot(
         dra=dra,
         namespace_labels=namespace_labels if namespace_labels is not None else {},
         pod_index=pod_index,
+        node_images=images,
+        image_states=make_image_states(images),
     )

@@ -44,11 +44,13 @@ class GpuShare:
 
 @dataclass(frozen=True, slots=True)
 class ContainerInfo:
-    """One container's requests (what NUMA-aware plugins align, container by container)."""
+    """One container's requests (what NUMA-aware plugins align, container by container) and
+    its image as written (``spec.containers[].image``; ImageLocality looks it up on nodes)."""
 
     name: str
     requests: Mapping[str, int] = field(default_factory=dict)
     init: bool = False
+    image: str = ""
 
 
 @dataclass(frozen=True, slots=True)

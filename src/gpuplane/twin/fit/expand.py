@@ -64,8 +64,8 @@ def pod_info(
     t: tw.PodTemplate, namespace: str, name: str, cluster: FitCluster, wo: WorkloadObject
 ) -> PodInfo:
     containers = (
-        *(ContainerInfo(c.name, dict(c.requests), True) for c in t.init_containers),
-        *(ContainerInfo(c.name, dict(c.requests), False) for c in t.containers),
+        *(ContainerInfo(c.name, dict(c.requests), True, c.image) for c in t.init_containers),
+        *(ContainerInfo(c.name, dict(c.requests), False, c.image) for c in t.containers),
     )
     pairs = [(c.requests, c.limits) for c in (*t.containers, *t.init_containers)]
     return PodInfo(

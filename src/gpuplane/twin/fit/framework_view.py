@@ -126,6 +126,7 @@ def framework_view(
         hardware=hardware,
         dra=cluster.dra,
         namespace_labels=cluster.namespace_labels,
+        node_images=[n.images for n in cluster.nodes],
     )
     return FrameworkView(
         snap,

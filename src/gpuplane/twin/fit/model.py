@@ -38,6 +38,9 @@ class FitNode:
     kubelet_source: str = "the kubelet's defaults (Topology Manager none)"
     # MIG: the GPU's instances by profile name per GPU index, when the node is MIG-enabled.
     mig_layout: tuple[tuple[str, ...], ...] = ()
+    # The container images the node holds (status.images): every name of each entry -> its
+    # sizeBytes. ImageLocality scores from them.
+    images: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def gpus(self) -> int:

@@ -46,6 +46,8 @@ class ContainerSpec:
     name: str
     requests: Resources = field(default_factory=dict)
     limits: Resources = field(default_factory=dict)
+    # spec.containers[].image as written ("" when not given).
+    image: str = ""
 
 
 @dataclass(frozen=True, slots=True)

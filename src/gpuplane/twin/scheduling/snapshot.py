@@ -259,8 +259,8 @@ class SnapshotBuilder:
 def _containers(pod: Pod) -> tuple[ContainerInfo, ...]:
     t = pod.template
     return (
-        *(ContainerInfo(c.name, c.requests, init=True) for c in t.init_containers),
-        *(ContainerInfo(c.name, c.requests) for c in t.containers),
+        *(ContainerInfo(c.name, c.requests, init=True, image=c.image) for c in t.init_containers),
+        *(ContainerInfo(c.name, c.requests, image=c.image) for c in t.containers),
     )
 
 
