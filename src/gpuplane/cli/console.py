@@ -8,13 +8,14 @@ from typing import Any
 
 from rich.console import Console
 
-out = Console(highlight=False, soft_wrap=False)
+# emoji=False: user text such as "file.yaml:100: field" must not become "file.yaml💯 field".
+out = Console(highlight=False, soft_wrap=False, emoji=False)
 if not out.is_terminal and "COLUMNS" not in os.environ:
     # Piped or captured output (make demo in CI, tests): rich would assume 80 columns and squeeze
     # the tables; 120 keeps them readable in a log.
     out.width = 120
 # Soft wrap: an error message stays one paragraph that the terminal wraps, so it can be grepped.
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def print_json(data: Any) -> None:

@@ -185,3 +185,13 @@ def test_kubelet_merge_hints_from_stdin(
     }
     monkeypatch.setattr("sys.stdin", io.StringIO("[1, 2"))
     assert run(["kubelet", "merge-hints"]) == 2
+
+
+def test_messages_keep_line_numbers_rich_would_turn_into_emoji(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("\n" * 99 + "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n")
+    assert run(["fit", str(bad), "--snapshot", str(tmp_path / "none.yaml")]) == 2
+    text = capsys.readouterr().err
+    assert "💯" not in text
