@@ -191,7 +191,11 @@ def test_messages_keep_line_numbers_rich_would_turn_into_emoji(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text("\n" * 99 + "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n")
-    assert run(["fit", str(bad), "--snapshot", str(tmp_path / "none.yaml")]) == 2
+    bad.write_text("\n" * 99 + "kind: Pod\n")  # line 100: no apiVersion
+    snap = tmp_path / "snap.yaml"
+    snap.write_text(
+        "apiVersion: gpuplane.io/v1alpha1\nkind: ClusterSnapshot\nmetadata: {}\nobjects: {}\n"
+    )
+    assert run(["fit", str(bad), "--snapshot", str(snap)]) == 2
     text = capsys.readouterr().err
-    assert "💯" not in text
+    assert f"{bad}:100" in text and "\U0001f4af" not in text
