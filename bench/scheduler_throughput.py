@@ -1,12 +1,16 @@
 """Benchmark: scheduling throughput of the framework's default profile on 5,000 8-GPU nodes.
 
 Run: ``.venv/bin/python bench/scheduler_throughput.py`` (options: ``--nodes``, ``--pods``,
-``--batch``, ``--cut``). In one process it schedules a seeded stream of mixed pods (whole-GPU,
-multi-GPU, fractional ``gpuplane.io/gpu-milli``, CPU-only, gangs of 4, a few high-priority pods
-that preempt) with ``Scheduler().decide``, ``--batch`` pods per decision like the twin's cycles,
-applying every decision to the cluster before the next. The baseline runs the first ``--cut``
-pods of the same stream through the per-node reference (``Scheduler(reference=True)``) and the
-vectorised framework from the same empty cluster, and prints both rates and their ratio.
+``--batch``, ``--cut``, ``--spread``, ``--no-fgd``). In one process it schedules a seeded stream
+of mixed pods (whole-GPU, multi-GPU, fractional ``gpuplane.io/gpu-milli``, CPU-only, gangs of 4,
+a few high-priority pods that preempt) with ``Scheduler().decide``, ``--batch`` pods per decision
+like the twin's cycles, applying every decision to the cluster before the next. The baseline runs
+the first ``--cut`` pods of the same stream through the per-node reference
+(``Scheduler(reference=True)``) and the vectorised framework from the same empty cluster, and
+prints both rates and their ratio. ``--spread`` also schedules the stream as ReplicaSets' pods
+(labels and the default spread selector of a ReplicaSet of 8, so PodTopologySpread's system
+defaults count and score them; every 20th ReplicaSet with required pod anti-affinity by
+hostname) and prints what that costs; ``--no-fgd`` leaves out the Fragmentation run.
 """
 
 from __future__ import annotations
@@ -14,14 +18,16 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
+from gpuplane.api.selectors import from_match_fields
 from gpuplane.api.taints import Taint, Toleration
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.scheduler.framework.decision import SchedulingDecision
+from gpuplane.scheduler.framework.pod_index import PodLabelIndex
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot, make_snapshot
 from gpuplane.scheduler.framework.types import (
@@ -36,6 +42,7 @@ from gpuplane.scheduler.plugins.registry import in_tree_registry
 GIB = 2**30
 PRODUCTS = ("NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB", "NVIDIA-L40S")
 GANG_SIZE = 4
+HOSTNAME = "kubernetes.io/hostname"
 
 
 @dataclass
@@ -51,6 +58,8 @@ class Cluster:
     pods: np.ndarray
     matrix: np.ndarray
     bound: dict[str, BoundPod] = field(default_factory=dict)
+    # ``bound`` by labels, kept in step as the twin's snapshot builder keeps it.
+    pod_index: PodLabelIndex = field(default_factory=PodLabelIndex)
     groups: dict[str, PodGroupInfo] = field(default_factory=dict)
     waiting: tuple[WaitingPod, ...] = ()
     next_start: int = 0
@@ -59,8 +68,8 @@ class Cluster:
 def make_cluster(num_nodes: int, rng: np.random.Generator) -> Cluster:
     names = [f"gpu-{i:05d}" for i in range(num_nodes)]
     labels = [
-        {"nvidia.com/gpu.product": PRODUCTS[i % 3], "nvidia.com/gpu.count": "8"}
-        for i in range(num_nodes)
+        {"nvidia.com/gpu.product": PRODUCTS[i % 3], "nvidia.com/gpu.count": "8", HOSTNAME: name}
+        for i, name in enumerate(names)
     ]
     taints: list[tuple[Taint, ...]] = []
     for _ in range(num_nodes):
@@ -134,6 +143,22 @@ def _pod(
     )
 
 
+def as_replica_sets(stream: list[PodInfo], size: int = 8) -> list[PodInfo]:
+    """The stream's pods as members of ReplicaSets of ``size``: labels, the ReplicaSet's selector
+    as default spread selector, and required anti-affinity by hostname for every 20th set."""
+    out = []
+    for k, pod in enumerate(stream):
+        rs = k // size
+        labels = {"app": f"rs{rs}", "pod-template-hash": f"h{rs}"}
+        rule = None
+        if rs % 20 == 0:
+            term = {"labelSelector": {"matchLabels": {"app": f"rs{rs}"}}, "topologyKey": HOSTNAME}
+            rule = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+        selector = from_match_fields(labels, None)
+        out.append(replace(pod, labels=labels, default_spread_selector=selector, affinity=rule))
+    return out
+
+
 def snapshot(c: Cluster, pending: Sequence[PodInfo], now_s: float) -> ClusterSnapshot:
     for p in pending:
         key = p.group_key
@@ -154,6 +179,7 @@ def snapshot(c: Cluster, pending: Sequence[PodInfo], now_s: float) -> ClusterSna
         node_taints=c.taints,
         unschedulable=c.cordoned,
         bound_pods=c.bound,
+        pod_index=c.pod_index,
         pod_groups=c.groups,
         waiting=c.waiting,
         now_s=now_s,
@@ -177,9 +203,10 @@ def apply(c: Cluster, decision: SchedulingDecision, pods: dict[str, PodInfo], no
         p = pods[b.pod_uid]
         bp = BoundPod(
             p.uid, p.namespace, p.name, b.node, p.priority, p.requests, now_s,
-            b.gpu_ids, b.gpu_share, p.pod_group,
+            b.gpu_ids, b.gpu_share, p.pod_group, labels=p.labels, affinity=p.affinity,
         )  # fmt: skip
         c.bound[p.uid] = bp
+        c.pod_index.add(bp, bp.node)
         _charge(c, bp, 1)
         key = p.group_key
         if key is not None:
@@ -189,6 +216,7 @@ def apply(c: Cluster, decision: SchedulingDecision, pods: dict[str, PodInfo], no
         for uid in pre.victims:
             victim = c.bound.pop(uid, None)
             if victim is not None:
+                c.pod_index.remove(uid)
                 _charge(c, victim, -1)
     c.waiting = decision.waiting
     c.next_start = decision.next_start_index
@@ -232,6 +260,8 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=20_000)
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--cut", type=int, default=400)
+    parser.add_argument("--spread", action="store_true", help="also as ReplicaSets' pods")
+    parser.add_argument("--no-fgd", action="store_true", help="skip the Fragmentation run")
     args = parser.parse_args()
     stream = make_stream(args.pods, np.random.default_rng(7))
     fresh = lambda: make_cluster(args.nodes, np.random.default_rng(3))  # noqa: E731
@@ -261,6 +291,10 @@ def main() -> None:
     )
     print(f"  ratio (vectorised / reference) : {ref_cut_s / fast_cut_s:10.1f}x")
     print(f"  same placements on the cut     : {fast_cut == ref_cut}")
+    if args.spread:
+        spread_run(args, stream, fast_s)
+    if args.no_fgd:
+        return
     frag_s, frag_bound, frag_counts = run(
         Scheduler([FRAGMENTATION], registry=in_tree_registry()), fresh(), stream, args.batch
     )
@@ -271,6 +305,28 @@ def main() -> None:
         f"{frag_counts['failed']:,} failed attempts)"
     )
     print(f"  cost of fragmentation scoring  : {frag_s / fast_s:10.2f}x the default profile")
+
+
+def spread_run(args: argparse.Namespace, stream: list[PodInfo], plain_s: float) -> None:
+    pods = as_replica_sets(stream)
+
+    def fresh() -> Cluster:
+        return make_cluster(args.nodes, np.random.default_rng(3))
+
+    spread_s, bound, counts = run(Scheduler(registry=in_tree_registry()), fresh(), pods, args.batch)
+    cut = pods[: args.cut]
+    fast_cut_s, fast_cut, _ = run(Scheduler(registry=in_tree_registry()), fresh(), cut, args.batch)
+    ref_cut_s, ref_cut, _ = run(
+        Scheduler(registry=in_tree_registry(), reference=True), fresh(), cut, args.batch
+    )
+    print("default profile, the stream as ReplicaSets of 8 (default spreading, 5 % anti-affinity)")
+    print(
+        f"  vectorised, {len(pods):,} pods     : {len(pods) / spread_s:10,.0f} pods/s "
+        f"({len(bound):,} bound, {spread_s:.2f} s in decide; {counts['failed']:,} failed attempts)"
+    )
+    print(f"  cost of spreading and affinity : {spread_s / plain_s:10.2f}x the plain stream")
+    print(f"  reference on the cut           : {ref_cut_s / fast_cut_s:10.1f}x slower")
+    print(f"  same placements on the cut     : {fast_cut == ref_cut}")
 
 
 if __name__ == "__main__":

@@ -5,8 +5,8 @@ does it:
   (pkg/scheduler/apis/config/v1/default_plugins.go ``getDefaultPlugins``), and DynamicResources
   before DefaultPreemption where upstream's ``applyFeatureGates`` puts it when the
   DynamicResourceAllocation gate is on (the switch: ``DRA_IN_DEFAULT_PROFILE``, below). A default
-  the registry does not hold because gpuplane does not model it yet (``NOT_MODELLED``) is left
-  out, and docs/scheduler.md lists which;
+  a registry does not hold because gpuplane does not model it (``NOT_MODELLED``) is left out
+  (every v1.31 default is in the in-tree registry, some as no-ops);
 - gpuplane's own plugins are in no default: the gpuplane profile (``GPUPLANE_MULTIPOINT``, and
   ``config.gpuplane_profile``) adds GPUSharing and Coscheduling the way scheduler-plugins'
   Coscheduling recipe writes it (multiPoint enables both and disables PrioritySort, whose place

@@ -26,23 +26,26 @@ def index_counts(
 ) -> IntArray:
     """Per node, the pods of the groups that pass ``test`` (terminating ones left out if asked)."""
     out = np.zeros(st.num_nodes, dtype=np.int64)
+    where = st.node_index()
     for group in groups:
         if not test(group):
             continue
         for node, count in group.nodes.items():
-            i = st.find(node)
+            i = where.get(node)
             if i is not None:
                 out[i] += count
         if skip_terminating:
             for node, count in group.terminating.items():
-                i = st.find(node)
+                i = where.get(node)
                 if i is not None:
                     out[i] -= count
     return out
 
 
-def _groups(index: PodLabelIndex, namespace: str | None) -> Iterable[LabelGroup]:
-    return index.all_groups() if namespace is None else index.groups(namespace)
+def _groups(
+    index: PodLabelIndex, namespace: str | None, hint: LabelSelector | None
+) -> Iterable[LabelGroup]:
+    return index.all_groups(hint) if namespace is None else index.groups(namespace, hint)
 
 
 def counts_per_node(
@@ -52,18 +55,20 @@ def counts_per_node(
     test: GroupTest,
     *,
     skip_terminating: bool = False,
+    hint: LabelSelector | None = None,
 ) -> IntArray:
     """Per node, the bound and assumed pods (of ``namespace``; None: every namespace) whose group
-    passes ``test``; the bound part is kept under ``key`` for the rest of the decision."""
+    passes ``test``; ``hint``, a selector every passing group matches, narrows the groups
+    looked at. The bound part is kept under ``key`` for the rest of the decision (read-only)."""
     memo_key = ("pod-counts", key, namespace, skip_terminating)
     base = st.memo.get(memo_key)
     if not isinstance(base, np.ndarray):
-        groups = _groups(st.bound_index(), namespace)
+        groups = _groups(st.bound_index(), namespace, hint)
         base = index_counts(st, groups, test, skip_terminating=skip_terminating)
         st.memo[memo_key] = base
     if not len(st.assumed_pods):
         return base
-    groups = _groups(st.assumed_pods, namespace)
+    groups = _groups(st.assumed_pods, namespace, hint)
     assumed = index_counts(st, groups, test, skip_terminating=skip_terminating)
     out: IntArray = base + assumed
     return out
@@ -78,4 +83,6 @@ def matching_per_node(
         return selector.matches(group.labels)
 
     key = ("selector", selector)
-    return counts_per_node(st, key, namespace, test, skip_terminating=skip_terminating)
+    return counts_per_node(
+        st, key, namespace, test, skip_terminating=skip_terminating, hint=selector
+    )

@@ -13,7 +13,7 @@ took off (``removed_on``); kube-scheduler tells them through PreFilter's AddPod 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Collection, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -21,7 +21,7 @@ import numpy as np
 
 from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
 from gpuplane.scheduler.framework.nonzero import nonzero_extra
-from gpuplane.scheduler.framework.pod_index import PlacedPod, PodLabelIndex, has_pod_affinity
+from gpuplane.scheduler.framework.pod_index import AffinityGroup, PodLabelIndex, has_pod_affinity
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.types import (
     GPU_MILLI,
@@ -124,7 +124,7 @@ class ClusterState:
         self.added_on: dict[int, list[PodInfo]] = {}
         self.removed_on: dict[int, list[BoundPod]] = {}
         self._bound_index: PodLabelIndex | None = snap.pod_index
-        self._bound_affinity: list[PlacedPod] | None = None
+        self._bound_affinity: PodLabelIndex | None = None
 
     # ----- lookups -----
     def index_of(self, node: str) -> int:
@@ -135,11 +135,15 @@ class ClusterState:
     def name_of(self, i: int) -> str:
         return self.snap.node_names[i]
 
-    def find(self, node: str) -> int | None:
-        """The index of ``node``, None if the snapshot does not hold it."""
+    def node_index(self) -> Mapping[str, int]:
+        """Node name -> index."""
         if self._index is None:
             self._index = {name: i for i, name in enumerate(self.snap.node_names)}
-        return self._index.get(node)
+        return self._index
+
+    def find(self, node: str) -> int | None:
+        """The index of ``node``, None if the snapshot does not hold it."""
+        return self.node_index().get(node)
 
     def bound_index(self) -> PodLabelIndex:
         """The snapshot's bound pods grouped by labels (the caller's index, or built once)."""
@@ -147,17 +151,22 @@ class ClusterState:
             self._bound_index = PodLabelIndex.of_bound(self.snap.bound_pods.values())
         return self._bound_index
 
-    def bound_with_affinity(self) -> Iterable[PlacedPod]:
-        """Bound pods carrying pod (anti-)affinity rules (kube: NodeInfo.PodsWithAffinity)."""
+    def bound_with_affinity(self) -> Collection[AffinityGroup]:
+        """Bound pods carrying pod (anti-)affinity rules (kube: NodeInfo.PodsWithAffinity), by
+        equal labels and rules."""
         if self._bound_index is not None:
             return self._bound_index.with_affinity()
         if self._bound_affinity is None:
-            self._bound_affinity = [
-                PlacedPod(p, p.node)
+            self._bound_affinity = PodLabelIndex.of_bound(
+                p
                 for p in self.snap.bound_pods.values()
                 if p.affinity and has_pod_affinity(p.affinity)
-            ]
-        return self._bound_affinity
+            )
+        return self._bound_affinity.with_affinity()
+
+    def any_pod_affinity(self) -> bool:
+        """Whether a bound or assumed pod carries pod (anti-)affinity rules."""
+        return bool(self.bound_with_affinity()) or bool(self.assumed_pods.with_affinity())
 
     def pods_on(self, i: int) -> list[BoundPod]:
         """Pods bound on node ``i`` at snapshot time (what preemption may evict)."""

@@ -71,16 +71,18 @@ def existing_anti_counts(
     st: ClusterState, pod: PodInfo, ns_labels: Mapping[str, str] | None, cache: TermCache
 ) -> Counts:
     out: Counts = {}
-    for placed in chain(st.bound_with_affinity(), st.assumed_pods.with_affinity()):
-        terms = cache.get(placed.pod).required_anti
-        i = st.find(placed.node) if terms else None
-        if i is None:
-            continue
-        labels = st.snap.node_labels[i]
-        for t in terms:
-            value = labels.get(t.topology_key)
-            if value is not None and t.matches(pod.namespace, pod.labels, ns_labels):
-                _add(out, (t.topology_key, value), 1)
+    labels_of, where = st.snap.node_labels, st.node_index()
+    for group in chain(st.bound_with_affinity(), st.assumed_pods.with_affinity()):
+        terms = cache.get(group.pod).required_anti
+        hits = [t for t in terms if t.matches(pod.namespace, pod.labels, ns_labels)]
+        for node, count in group.nodes.items() if hits else ():
+            i = where.get(node)
+            if i is None:
+                continue
+            for t in hits:
+                value = labels_of[i].get(t.topology_key)
+                if value is not None:
+                    _add(out, (t.topology_key, value), count)
     return out
 
 
@@ -98,9 +100,12 @@ def pods_matching_all(st: ClusterState, terms: tuple[AffinityTerm, ...]) -> IntA
     def test(group: LabelGroup) -> bool:
         return all(t.matches(group.namespace, group.labels, None) for t in terms)
 
+    hint = terms[0].selector
     out = np.zeros(st.num_nodes, dtype=np.int64)
+    if hint is None:  # a nil selector matches no pod
+        return out
     for namespace in _namespaces(terms):
-        out = out + counts_per_node(st, ("pod-affinity", terms), namespace, test)
+        out = out + counts_per_node(st, ("pod-affinity", terms), namespace, test, hint=hint)
     return out
 
 

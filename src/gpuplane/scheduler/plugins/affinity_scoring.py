@@ -68,20 +68,22 @@ def _existing(
 ) -> Scores:
     out: Scores = {}
     ns_labels = namespace_labels(st.snap, pod.namespace)
-    for placed in chain(st.bound_with_affinity(), st.assumed_pods.with_affinity()):
-        i = st.find(placed.node)
-        if i is None or not st.snap.node_labels[i]:
-            continue
-        labels = st.snap.node_labels[i]
-        terms = cache.get(placed.pod)
+    labels_of, where = st.snap.node_labels, st.node_index()
+    for group in chain(st.bound_with_affinity(), st.assumed_pods.with_affinity()):
+        terms = cache.get(group.pod)
         weighted = [(t, t.weight) for t in terms.preferred_affinity]
         weighted += [(t, -t.weight) for t in terms.preferred_anti]
         if hard_weight > 0:
             weighted = [(t, hard_weight) for t in terms.required_affinity] + weighted
-        for t, amount in weighted:
-            value = labels.get(t.topology_key)
-            if value is not None and t.matches(pod.namespace, pod.labels, ns_labels):
-                _add(out, t.topology_key, value, amount)
+        hits = [(t, w) for t, w in weighted if t.matches(pod.namespace, pod.labels, ns_labels)]
+        for node, count in group.nodes.items() if hits else ():
+            i = where.get(node)
+            if i is None:
+                continue
+            for t, amount in hits:
+                value = labels_of[i].get(t.topology_key)
+                if value is not None:
+                    _add(out, t.topology_key, value, amount * count)
     return out
 
 
@@ -96,7 +98,7 @@ def pre_score_state(
     hard_weight, ignore_existing = args
     terms = incoming_terms(cache.get(pod), st.snap)
     has_preferred = bool(terms.preferred_affinity or terms.preferred_anti)
-    if ignore_existing and not has_preferred:
+    if not has_preferred and (ignore_existing or not st.any_pod_affinity()):
         return None
     parts = [
         _incoming(st, terms.preferred_affinity, 1, domains),

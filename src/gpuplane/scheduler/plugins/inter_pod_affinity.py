@@ -36,7 +36,12 @@ from gpuplane.scheduler.plugins.affinity_filtering import (
     matches_all,
     node_code,
 )
-from gpuplane.scheduler.plugins.affinity_terms import TermCache, incoming_terms, namespace_labels
+from gpuplane.scheduler.plugins.affinity_terms import (
+    NO_TERMS,
+    TermCache,
+    incoming_terms,
+    namespace_labels,
+)
 from gpuplane.scheduler.plugins.topology_domains import DomainCache
 
 NAME = "InterPodAffinity"
@@ -51,6 +56,7 @@ _STATUS = {
 _FILTER_KEY = f"PreFilter{NAME}"
 _CODES_KEY = f"{NAME}/codes"
 _SCORE_KEY = f"PreScore{NAME}"
+_SKIP = skip(NAME)
 
 
 class InterPodAffinityArgs(BaseModel):
@@ -77,11 +83,14 @@ class InterPodAffinity:
 
     # ----- PreFilter / Filter -----
     def pre_filter(self, cs: CycleState, pod: PodInfo, st: ClusterState) -> Status:
-        terms = incoming_terms(self._terms.get(pod), st.snap)
+        own = self._terms.get(pod)
+        if own is NO_TERMS and not st.any_pod_affinity():
+            return _SKIP
+        terms = incoming_terms(own, st.snap)
         ns_labels = namespace_labels(st.snap, pod.namespace)
         existing = existing_anti_counts(st, pod, ns_labels, self._terms)
         if not existing and not terms.required_affinity and not terms.required_anti:
-            return skip(self.name)
+            return _SKIP
         affinity, anti = incoming_counts(st, terms, self._domains)
         cs.data[_FILTER_KEY] = AffinityFilterState(
             pod=pod,
@@ -137,11 +146,11 @@ class InterPodAffinity:
     # ----- PreScore / Score / NormalizeScore -----
     def pre_score(self, cs: CycleState, pod: PodInfo, st: ClusterState, nodes: IntArray) -> Status:
         if nodes.size == 0:
-            return skip(self.name)
+            return _SKIP
         args = (self.args.hardPodAffinityWeight, self.args.ignorePreferredTermsOfExistingPods)
         state = affinity_scoring.pre_score_state(st, pod, self._terms, self._domains, args)
         if state is None:
-            return skip(self.name)
+            return _SKIP
         cs.data[_SCORE_KEY] = state
         return SUCCESS
 

@@ -29,6 +29,7 @@ from gpuplane.scheduler.framework.interfaces import (
     Handle,
 )
 from gpuplane.scheduler.framework.matching import (
+    node_affinity,
     preferred_score,
     preferred_terms,
     required_matches,
@@ -75,9 +76,10 @@ class NodeAffinity:
         return SUCCESS
 
     def filter(self, cs: CycleState, pod: PodInfo, st: ClusterState) -> BoolArray | None:
-        if not pod.node_selector and not pod.affinity:
+        rules = node_affinity(pod.affinity)  # pod (anti-)affinity is not this plugin's
+        if not pod.node_selector and not rules:
             return None
-        key = (tuple(sorted(pod.node_selector.items())), repr(pod.affinity))
+        key = (tuple(sorted(pod.node_selector.items())), repr(rules))
 
         def compute() -> BoolArray:
             return np.array([_matches(pod, st, i) for i in range(st.num_nodes)], dtype=bool)
@@ -103,7 +105,7 @@ class NodeAffinity:
             values = [preferred_score(terms, labels[i], names[i]) for i in range(st.num_nodes)]
             return np.array(values, dtype=np.int64)
 
-        return self._score_cache.get(st.snap, repr(pod.affinity), compute)[nodes]
+        return self._score_cache.get(st.snap, repr(node_affinity(pod.affinity)), compute)[nodes]
 
     def score_node(self, cs: CycleState, pod: PodInfo, st: ClusterState, i: int) -> int:
         terms = preferred_terms(pod.affinity)

@@ -53,6 +53,7 @@ REASON_MISSING_LABEL = f"{REASON} (missing required label)"
 _FILTER_KEY = f"PreFilter{NAME}"
 _CODES_KEY = f"{NAME}/codes"
 _SCORE_KEY = f"PreScore{NAME}"
+_SKIP = skip(NAME)
 
 
 class DefaultConstraint(BaseModel):
@@ -111,7 +112,7 @@ class PodTopologySpread:
     def pre_filter(self, cs: CycleState, pod: PodInfo, st: ClusterState) -> Status:
         constraints = pod_constraints(pod, self.defaults, DO_NOT_SCHEDULE)
         if not constraints:
-            return skip(self.name)
+            return _SKIP
         state = pre_filter_state(st, pod, constraints, self._domains, self._inclusion)
         cs.data[_FILTER_KEY] = state
         return SUCCESS
@@ -163,7 +164,7 @@ class PodTopologySpread:
     def pre_score(self, cs: CycleState, pod: PodInfo, st: ClusterState, nodes: IntArray) -> Status:
         constraints = pod_constraints(pod, self.defaults, SCHEDULE_ANYWAY)
         if not constraints or st.num_nodes == 0:
-            return skip(self.name)
+            return _SKIP
         # Nodes missing a key are ignored unless the constraints are the System defaults.
         require_all = bool(pod.topology_spread_constraints) or not self.system_defaulted
         cs.data[_SCORE_KEY] = spread_scoring.pre_score_state(

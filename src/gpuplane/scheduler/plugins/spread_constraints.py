@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -33,7 +33,11 @@ from gpuplane.api.topology_spread import (
     TopologySpreadConstraint,
     UnsatisfiableAction,
 )
-from gpuplane.scheduler.framework.matching import required_matches, selector_matches
+from gpuplane.scheduler.framework.matching import (
+    node_affinity,
+    required_matches,
+    selector_matches,
+)
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.static_cache import StaticCache
 from gpuplane.scheduler.framework.types import BoolArray, BoundPod, PodInfo
@@ -78,7 +82,7 @@ class SpreadConstraint:
 
 def resolve(
     constraints: Sequence[TopologySpreadConstraint],
-    pod_labels: dict[str, str],
+    pod_labels: Mapping[str, str],
     action: UnsatisfiableAction,
 ) -> tuple[SpreadConstraint, ...]:
     """filterTopologySpreadConstraints: the constraints of ``action``, selectors resolved."""
@@ -110,15 +114,13 @@ def pod_constraints(
     action: UnsatisfiableAction,
 ) -> tuple[SpreadConstraint, ...]:
     """getConstraints / initPreScoreState: the pod's own, else the defaults with its default
-    selector (buildDefaultConstraints)."""
-    labels = dict(pod.labels)
+    selector (buildDefaultConstraints); a pod with neither costs two look-ups."""
     if pod.topology_spread_constraints:
-        return resolve(pod.topology_spread_constraints, labels, action)
-    found = resolve(defaults, labels, action)
+        return resolve(pod.topology_spread_constraints, pod.labels, action)
     selector = pod.default_spread_selector
-    if not found or selector is None or selector.is_empty:
+    if selector is None or selector.is_empty:
         return ()
-    return tuple(replace(c, selector=selector) for c in found)
+    return tuple(replace(c, selector=selector) for c in resolve(defaults, pod.labels, action))
 
 
 def has_all_keys(snap: ClusterSnapshot, constraints: Sequence[SpreadConstraint]) -> BoolArray:
@@ -142,14 +144,14 @@ class InclusionCache:
     def included(self, snap: ClusterSnapshot, pod: PodInfo, c: SpreadConstraint) -> BoolArray:
         """The nodes ``c``'s inclusion policies keep (all nodes when both are Ignore)."""
         mask = np.ones(snap.num_nodes, dtype=bool)
-        if c.honor_node_affinity and (pod.node_selector or pod.affinity):
+        if c.honor_node_affinity and (pod.node_selector or node_affinity(pod.affinity)):
             mask &= self._affinity_mask(snap, pod)
         if c.honor_node_taints:
             mask &= self._taint_mask(snap, pod)
         return mask
 
     def _affinity_mask(self, snap: ClusterSnapshot, pod: PodInfo) -> BoolArray:
-        key = (tuple(sorted(pod.node_selector.items())), repr(pod.affinity))
+        key = (tuple(sorted(pod.node_selector.items())), repr(node_affinity(pod.affinity)))
 
         def compute() -> BoolArray:
             names, labels = snap.node_names, snap.node_labels
