@@ -32,7 +32,7 @@ from gpuplane.scheduler.framework.types import (
     PodInfo,
 )
 
-T = TypeVar("T")
+P = TypeVar("P", PodInfo, BoundPod)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +121,9 @@ class ClusterState:
         # match a selector, per node: counted once for every pod of the decision).
         self.memo: dict[Hashable, object] = {}
         self.assumed_pods = PodLabelIndex()
-        self.added_on: dict[int, list[PodInfo]] = {}
-        self.removed_on: dict[int, list[BoundPod]] = {}
+        # node -> uid -> pod, for one filter run (see the module's docstring)
+        self._added_on: dict[int, dict[str, PodInfo]] = {}
+        self._removed_on: dict[int, dict[str, BoundPod]] = {}
         self._bound_index: PodLabelIndex | None = snap.pod_index
         self._bound_affinity: PodLabelIndex | None = None
 
@@ -256,14 +257,28 @@ class ClusterState:
         """Count (sign=1) or stop counting (sign=-1) a nominated pod on node ``i`` for a filter
         run, as RunFilterPluginsWithNominatedPods adds it to the node (AddPod)."""
         self.charge_rows(i, pod.requests, sign)
-        _move(self.added_on, i, pod, sign)
+        _move(self._added_on, i, pod, sign > 0)
 
     def remove_bound(self, i: int, pod: BoundPod, sign: int) -> None:
         """Take a bound pod off node ``i`` (sign=-1) for preemption's dry run, or put it back
         (sign=1); no other pod sees the change (RemovePod on a copy of the node)."""
         place = Placement(i, pod.gpu_ids, pod.gpu_share)
         self.charge(i, pod.requests, place, sign, track=False)
-        _move(self.removed_on, i, pod, -sign)
+        _move(self._removed_on, i, pod, sign < 0)
+
+    def added_on(self, i: int) -> Collection[PodInfo]:
+        """Pods counted on node ``i`` for this filter run only (nominated pods)."""
+        pods = self._added_on.get(i)
+        return pods.values() if pods else ()
+
+    def removed_on(self, i: int) -> Collection[BoundPod]:
+        """Bound pods taken off node ``i`` for this filter run (preemption's dry run)."""
+        pods = self._removed_on.get(i)
+        return pods.values() if pods else ()
+
+    def moved_nodes(self) -> set[int]:
+        """The nodes with pods added or taken off for this filter run."""
+        return {*self._added_on, *self._removed_on}
 
     def charge_rows(self, i: int, requests: Mapping[str, int], sign: int) -> None:
         """Requests only, devices unknown (a nominated pod, as NodeInfo.AddPod counts it)."""
@@ -334,12 +349,12 @@ class ClusterState:
         return out
 
 
-def _move(on: dict[int, list[T]], i: int, pod: T, sign: int) -> None:
-    """Add ``pod`` to node ``i``'s list (sign=1) or take it out (sign=-1)."""
-    if sign > 0:
-        on.setdefault(i, []).append(pod)
+def _move(on: dict[int, dict[str, P]], i: int, pod: P, add: bool) -> None:
+    """Put ``pod`` in node ``i``'s book (add) or take it out."""
+    if add:
+        on.setdefault(i, {})[pod.uid] = pod
         return
     pods = on[i]
-    del pods[next(k for k, p in enumerate(pods) if p is pod)]
+    del pods[pod.uid]
     if not pods:
         del on[i]

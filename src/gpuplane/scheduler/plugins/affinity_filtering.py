@@ -199,7 +199,7 @@ def node_code(state: AffinityFilterState, st: ClusterState, i: int, cache: TermC
     """The rules on node ``i`` alone, with the pods added to or taken off it for this run."""
     labels = st.snap.node_labels[i]
     existing, affinity, anti = state.existing_anti, state.affinity_counts, state.anti_counts
-    moved = [(p, 1) for p in st.added_on.get(i, ())] + [(p, -1) for p in st.removed_on.get(i, ())]
+    moved = [(p, 1) for p in st.added_on(i)] + [(p, -1) for p in st.removed_on(i)]
     if moved:
         existing, affinity, anti = _moved(state, cache, labels, moved)
     if state.affinity:

@@ -113,7 +113,7 @@ class InterPodAffinity:
         if state is None:
             return None
         codes = filter_codes(state, st, self._domains)
-        for i in (*st.added_on, *st.removed_on):
+        for i in st.moved_nodes():
             codes[i] = node_code(state, st, i, self._terms)
         cs.data[_CODES_KEY] = codes
         mask: BoolArray = codes == PASS

@@ -126,7 +126,7 @@ class PodTopologySpread:
         if state is None:
             return None
         codes = filter_codes(state, st.num_nodes)
-        for i in (*st.added_on, *st.removed_on):
+        for i in st.moved_nodes():
             codes[i] = node_code(state, st, i)
         cs.data[_CODES_KEY] = codes
         mask: BoolArray = codes == PASS

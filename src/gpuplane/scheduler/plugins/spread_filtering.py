@@ -149,8 +149,8 @@ def _moved(
 
 def node_code(state: SpreadFilterState, st: ClusterState, i: int) -> int:
     """The rule on node ``i`` alone, with the pods added to or taken off it for this run."""
-    added = st.added_on.get(i, ())
-    removed = st.removed_on.get(i, ())
+    added = st.added_on(i)
+    removed = st.removed_on(i)
     for cc in state.constraints:
         if not cc.domains.present[i]:
             return MISSING_LABEL
