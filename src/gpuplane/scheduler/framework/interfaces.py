@@ -121,7 +121,10 @@ class PreFilterPlugin(Plugin, Protocol):
 
 class FilterPlugin(Plugin, Protocol):
     """A plugin may set ``static_filter = True`` when its verdict depends only on node labels,
-    taints and cordoning: preemption's dry run then checks it once per node, not per victim."""
+    taints and cordoning: preemption's dry run then checks it once per node, not per victim.
+    One that reads the pods added to or taken off a node for one filter run
+    (``ClusterState.added_on``/``removed_on``: kube's PreFilterExtensions AddPod/RemovePod) sets
+    ``reads_moved_pods = True``; the state keeps those books only while such a plugin runs."""
 
     def filter(self, cs: CycleState, pod: PodInfo, st: ClusterState) -> BoolArray | None:
         """Mask of the nodes that pass (None: all of them)."""
