@@ -99,6 +99,10 @@ class Framework:
         self.filters = [cast(FilterPlugin, p) for p in self._at(FILTER)]
         # Filters whose verdict depends on pods on the node (not only labels, taints, cordon).
         self.dynamic_filters = [p for p in self.filters if not getattr(p, "static_filter", False)]
+        # Filters that read the pods added to or taken off a node for one run (AddPod/RemovePod).
+        self.move_readers = frozenset(
+            p.name for p in self.filters if getattr(p, "reads_moved_pods", False)
+        )
         self.post_filters = [cast(PostFilterPlugin, p) for p in self._at(POST_FILTER)]
         self.pre_scores = [cast(PreScorePlugin, p) for p in self._at(PRE_SCORE)]
         self.scores = [
@@ -195,6 +199,7 @@ class Framework:
         """Feasible node indices, or why there are none."""
         if st.num_nodes == 0:
             return Diagnosis(0, (), pre_filter_msg=NO_NODES)
+        st.track_moves = False
         for plugin in self.pre_filters:
             status = plugin.pre_filter(cs, pod, st)
             if status.code is Code.ERROR:
@@ -212,6 +217,7 @@ class Framework:
                     pre_filter_msg=status.message,
                     unschedulable_plugins=frozenset({plugin.name}),
                 )
+        st.track_moves = bool(self.move_readers - cs.skip_filter)
         if pod.nominated_node is not None and pod.nominated_node in st.snap.node_names:
             # The node preemption made room on is tried first (evaluateNominatedNode).
             i = st.index_of(pod.nominated_node)

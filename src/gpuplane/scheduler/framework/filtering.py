@@ -73,10 +73,15 @@ def candidates(cs: CycleState, st: ClusterState) -> BoolArray:
     return mask
 
 
-def diagnose(cs: CycleState, pod: PodInfo, st: ClusterState, masks: Masks) -> Diagnosis:
-    """Each rejected node under the first plugin that rejected it, with that plugin's reasons;
-    nodes PreFilter left out have no status (absent from the reasons)."""
+def diagnose(
+    cs: CycleState, pod: PodInfo, st: ClusterState, masks: Masks, among: BoolArray | None = None
+) -> Diagnosis:
+    """Each rejected node (of ``among``, default all) under the first plugin that rejected it,
+    with that plugin's reasons; nodes PreFilter left out have no status (absent from the
+    reasons)."""
     remaining = candidates(cs, st)
+    if among is not None:
+        remaining &= among
     groups: list[ReasonGroup] = []
     plugins: set[str] = set()
     for plugin, m in masks:
@@ -109,7 +114,8 @@ def filter_all(
 
     Nodes with equal- or higher-priority nominated pods must fit the pod both with those pods
     counted and without them (RunFilterPluginsWithNominatedPods); the rejection reported is the
-    one with them counted.
+    one with them counted, or the one without them for a node that fits only with them (pod
+    affinity to a nominated pod).
     """
     nominated = st.nominated_for(pod) if st.nominated else {}
     plain, masks = filter_pass(filters, cs, pod, st)
@@ -121,9 +127,20 @@ def filter_all(
     try:
         with_nominated, masks = filter_pass(filters, cs, pod, st)
         mask = plain & with_nominated
-        return mask, masks, None if mask.any() else diagnose(cs, pod, st, masks)
+        if mask.any():
+            return mask, masks, None
+        diagnosis = diagnose(cs, pod, st, masks)
     finally:
         charge_nominated(st, nominated, -1)
+    helped = with_nominated & ~plain  # fit only with the nominated pods counted
+    if not (helped & candidates(cs, st)).any():
+        return mask, masks, diagnosis
+    _, plain_masks = filter_pass(filters, cs, pod, st)  # the plugins' reasons without them
+    without = diagnose(cs, pod, st, plain_masks, among=helped)
+    groups = diagnosis.groups + without.groups
+    plugins = diagnosis.unschedulable_plugins | without.unschedulable_plugins
+    diagnosis = Diagnosis(st.num_nodes, st.snap.node_names, groups, unschedulable_plugins=plugins)
+    return mask, masks, diagnosis
 
 
 def filter_errors(cs: CycleState, pod: PodInfo, st: ClusterState, masks: Masks) -> dict[int, str]:

@@ -123,7 +123,10 @@ class FilterPlugin(Plugin, Protocol):
     """A plugin may set ``static_filter = True`` when its verdict depends only on node labels,
     taints and cordoning: preemption's dry run then checks it once per node, not per victim.
     A plugin whose Filter can answer Error (not a rejection: the pod's attempt fails) sets
-    ``filter_may_error = True``, and its ``filter_reasons`` groups carry ``Code.ERROR``."""
+    ``filter_may_error = True``, and its ``filter_reasons`` groups carry ``Code.ERROR``.
+    One that reads the pods added to or taken off a node for one filter run
+    (``ClusterState.added_on``/``removed_on``: kube's PreFilterExtensions AddPod/RemovePod) sets
+    ``reads_moved_pods = True``; the state keeps those books only while such a plugin runs."""
 
     def filter(self, cs: CycleState, pod: PodInfo, st: ClusterState) -> BoolArray | None:
         """Mask of the nodes that pass (None: all of them)."""

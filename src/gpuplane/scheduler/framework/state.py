@@ -121,7 +121,9 @@ class ClusterState:
         # match a selector, per node: counted once for every pod of the decision).
         self.memo: dict[Hashable, object] = {}
         self.assumed_pods = PodLabelIndex()
-        # node -> uid -> pod, for one filter run (see the module's docstring)
+        # node -> uid -> pod, for one filter run (see the module's docstring); kept only while
+        # ``track_moves`` (the running cycle has a Filter plugin that reads them).
+        self.track_moves = False
         self._added_on: dict[int, dict[str, PodInfo]] = {}
         self._removed_on: dict[int, dict[str, BoundPod]] = {}
         self._bound_index: PodLabelIndex | None = snap.pod_index
@@ -257,14 +259,16 @@ class ClusterState:
         """Count (sign=1) or stop counting (sign=-1) a nominated pod on node ``i`` for a filter
         run, as RunFilterPluginsWithNominatedPods adds it to the node (AddPod)."""
         self.charge_rows(i, pod.requests, sign)
-        _move(self._added_on, i, pod, sign > 0)
+        if self.track_moves:
+            _move(self._added_on, i, pod, sign > 0)
 
     def remove_bound(self, i: int, pod: BoundPod, sign: int) -> None:
         """Take a bound pod off node ``i`` (sign=-1) for preemption's dry run, or put it back
         (sign=1); no other pod sees the change (RemovePod on a copy of the node)."""
         place = Placement(i, pod.gpu_ids, pod.gpu_share)
         self.charge(i, pod.requests, place, sign, track=False)
-        _move(self._removed_on, i, pod, sign < 0)
+        if self.track_moves:
+            _move(self._removed_on, i, pod, sign < 0)
 
     def added_on(self, i: int) -> Collection[PodInfo]:
         """Pods counted on node ``i`` for this filter run only (nominated pods)."""

@@ -162,26 +162,22 @@ class DefaultPreemption:
         removed: set[str] = set()
         try:
             for victim in eligible:
-                self._move(st, i, victim, -1)
+                st.remove_bound(i, victim, -1)
                 removed.add(victim.uid)
             status = self.handle.run_filters_with_nominated(cs, pod, st, i)
             if not status.ok:
                 return [], status
             victims: list[BoundPod] = []
             for victim in eligible:  # most important first: reprieve whoever we can
-                self._move(st, i, victim, 1)
+                st.remove_bound(i, victim, 1)
                 removed.discard(victim.uid)
                 check = self.handle.run_filters_with_nominated(cs, pod, st, i, dynamic_only=True)
                 if not check.ok:
-                    self._move(st, i, victim, -1)
+                    st.remove_bound(i, victim, -1)
                     removed.add(victim.uid)
                     victims.append(victim)
             return victims, SUCCESS
         finally:
             for victim in eligible:
                 if victim.uid in removed:
-                    self._move(st, i, victim, 1)
-
-    @staticmethod
-    def _move(st: ClusterState, i: int, pod: BoundPod, sign: int) -> None:
-        st.remove_bound(i, pod, sign)
+                    st.remove_bound(i, victim, 1)

@@ -89,6 +89,7 @@ class PodTopologySpread:
     name: ClassVar[str] = NAME
     extension_points: ClassVar[frozenset[str]] = frozenset({PRE_FILTER, FILTER, PRE_SCORE, SCORE})
     unsupported: ClassVar[tuple[str, ...]] = ()
+    reads_moved_pods: ClassVar[bool] = True
 
     def __init__(self, args: PodTopologySpreadArgs | None, handle: Handle) -> None:
         self.args = args or PodTopologySpreadArgs()

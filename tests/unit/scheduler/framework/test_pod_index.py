@@ -20,10 +20,17 @@ RULE: dict[str, object] = {
 
 def snapshot_of(index: PodLabelIndex) -> list[str]:
     groups = [
-        (g.namespace, sorted(g.labels.items()), g.nodes, g.terminating) for g in index.all_groups()
+        (
+            g.namespace,
+            sorted(g.labels.items()),
+            sorted(g.nodes.items()),
+            sorted(g.terminating.items()),
+        )
+        for g in index.all_groups()
     ]
     rules = [
-        (g.pod.namespace, sorted(g.pod.labels.items()), g.nodes) for g in index.with_affinity()
+        (g.pod.namespace, sorted(g.pod.labels.items()), sorted(g.nodes.items()))
+        for g in index.with_affinity()
     ]
     return sorted(map(repr, groups)) + sorted(map(repr, rules))
 

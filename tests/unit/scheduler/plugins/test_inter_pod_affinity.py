@@ -10,7 +10,7 @@ import numpy as np
 from gpuplane.api.topology_spread import LABEL_HOSTNAME, LABEL_ZONE
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.status import Code
-from gpuplane.scheduler.framework.types import BoundPod, PodInfo
+from gpuplane.scheduler.framework.types import BoundPod, NominatedPod, PodInfo
 from gpuplane.scheduler.plugins.inter_pod_affinity import (
     REASON_AFFINITY,
     REASON_ANTI_AFFINITY,
@@ -133,6 +133,7 @@ def test_a_nominated_pod_counts_for_anti_affinity() -> None:
     cs, st = state(snap)
     replica = pod(labels=WEB, aff=anti_affinity(LABEL_HOSTNAME, app="web"))
     assert ipa.pre_filter(cs, replica, st).ok
+    st.track_moves = True  # as the framework sets it for a cycle these plugins filter
     st.add_nominated(0, pod("nominated", WEB, prio=5), 1)
     mask = ipa.filter(cs, replica, st)
     assert mask is not None and mask.tolist() == [False, True]
@@ -231,3 +232,17 @@ def test_an_identical_pod_is_retried_once_its_affinity_can_be_met() -> None:
     nodes = {b.pod_uid: b.node for b in decision.bindings}
     assert [u.pod_uid for u in decision.unschedulable] == ["p0"]
     assert nodes["p1"] == nodes["db"]
+
+
+def test_a_node_that_fits_only_with_a_nominated_pod_reports_the_failure_without_it() -> None:
+    # The db pod is only nominated to n0: with it counted n0 passes, without it n0 fails; kube
+    # requires both, and reports the failure seen without it.
+    db = pod("db", {"app": "db"}, prio=10)
+    snap = zoned(["a", "b"], nominated=[NominatedPod(db, "n0")])
+    follower = pod("f", WEB, affinity(LABEL_ZONE, app="db"))
+    for reference in (False, True):
+        [failed] = make_scheduler(reference=reference).decide(snap, [follower]).unschedulable
+        assert failed.message == (
+            "0/2 nodes are available: 2 node(s) didn't match pod affinity rules. preemption: "
+            "0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        )
