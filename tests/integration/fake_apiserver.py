@@ -309,7 +309,7 @@ def _watch_handler(served: Served, watched: Watched) -> type[BaseHTTPRequestHand
             self._reply(code, body)
 
         def _chunk(self, data: bytes) -> None:
-            self.wfile.write(f"{len(data):x}\\r\\n".encode() + data + b"\\r\\n")
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
 
         def _stream(self, path: str, query: dict[str, list[str]]) -> None:
@@ -329,12 +329,12 @@ def _watch_handler(served: Served, watched: Watched) -> type[BaseHTTPRequestHand
                     if not todo:
                         watched.cond.wait(0.05)
                 for version, event in todo:
-                    self._chunk(json.dumps(event).encode() + b"\\n")
+                    self._chunk(json.dumps(event).encode() + b"\n")
                     sent = version
                     if event["type"] == "ERROR":  # the server ends a watch after an ERROR
                         ended = True
                         break
-            self.wfile.write(b"0\\r\\n\\r\\n")
+            self.wfile.write(b"0\r\n\r\n")
             self.close_connection = True
 
     Handler.served = served

@@ -18,6 +18,8 @@ from gpuplane.k8s.cluster.live_cluster import LiveCluster
 from gpuplane.k8s.extender.state import node_versions
 from gpuplane.twin.fit.model import FitCluster
 
+IN_CLUSTER = "in-cluster"
+
 
 class Feed(Protocol):
     """What the service follows: a cluster that says when it changed."""
@@ -58,3 +60,23 @@ class LiveFeed:
     def read(self) -> tuple[int, FitCluster, Mapping[str, str]]:
         generation, snapshot = self.live.snapshot()
         return generation, fit_cluster(snapshot, self.defaults, self.memo), node_versions(snapshot)
+
+
+def connect(
+    kubeconfig: str, context: str | None, *, resync_s: float, defaults: NodeDefaults
+) -> LiveFeed:
+    """A feed from a kubeconfig file (or ``in-cluster``: the pod's service account); a file
+    that cannot be used is an ``InputError`` now, an unreachable server is retried later."""
+    # Imported here: the client library is large (see reading.snapshot_from_kubeconfig).
+    from pathlib import Path
+
+    from gpuplane.k8s.cluster.kube_lister import KubernetesApiLister
+
+    if kubeconfig == IN_CLUSTER:
+        client = KubernetesApiLister.in_cluster()
+        source = "in-cluster"
+    else:
+        client = KubernetesApiLister.from_kubeconfig(Path(kubeconfig), context)
+        source = f"kubeconfig {kubeconfig}" + (f" (context {context})" if context else "")
+    live = LiveCluster(client, source=f"{source}, server {client.server}", resync_s=resync_s)
+    return LiveFeed(live, defaults)
