@@ -39,6 +39,7 @@ from gpuplane.twin.fit.model import FitCluster
 log = logging.getLogger("gpuplane.extender")
 MAX_BODY_BYTES = 64 * 2**20  # a 10,000-node NodeList is about 40 MiB
 DEADLINE_S = 4.0
+JSON = "application/json"
 BATCH_S = 0.02  # after a change, wait this long for the rest of a burst before building
 SETTLE_EVERY_S = 60.0  # collect and freeze the heap after a build at most this often
 
@@ -90,6 +91,8 @@ class _Service:
             reply = await self._answer(verb, request)
         elapsed = time.monotonic() - started
         self._record(verb if verb in VERBS else "unknown", reply, elapsed)
+        if isinstance(reply.body, bytes):
+            return web.Response(body=reply.body, status=reply.status, content_type=JSON)
         return web.json_response(reply.body, status=reply.status)
 
     async def _answer(self, verb: str, request: web.Request) -> Reply:

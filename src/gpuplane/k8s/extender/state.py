@@ -27,13 +27,8 @@ from gpuplane.k8s.extender.wire import (
 )
 from gpuplane.scheduler.framework.types import PodInfo
 from gpuplane.twin.extender.assumed import AssumedPods
-from gpuplane.twin.extender.decide import (
-    FilterDecision,
-    HostScore,
-    filter_nodes,
-    prioritize,
-    top_host,
-)
+from gpuplane.twin.extender.decide import FilterDecision, filter_nodes
+from gpuplane.twin.extender.fast_scores import Scores, score_names
 from gpuplane.twin.extender.needs import GpuNeeds
 from gpuplane.twin.extender.node_eval import NodeEval
 from gpuplane.twin.extender.preempt import preempt_nodes
@@ -138,10 +133,10 @@ class ExtenderState:
             self.assumed.assume(pod, decision.kept[0], now_s, "filter")
         return decision
 
-    def prioritize(self, args: ExtenderArgs, now_s: float) -> tuple[HostScore, ...]:
+    def prioritize(self, args: ExtenderArgs, now_s: float) -> Scores:
         view, pod, needs = self._prepare(args, now_s)
-        scores = prioritize(view, pod, needs, args.names, self.settings, self._cache)
-        chosen = top_host(scores)
+        scores = score_names(view, pod, needs, args.names, self.settings, self._cache)
+        chosen = scores.top()
         if chosen is not None:
             self.assumed.assume(pod, chosen, now_s, "prioritize")
         return scores
