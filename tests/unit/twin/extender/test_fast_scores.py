@@ -34,7 +34,7 @@ def _cluster() -> FitCluster:
 @pytest.mark.parametrize("weight", [0.0, 0.3, 1.0])
 def test_agrees_with_the_reference(gpus: int, weight: float) -> None:
     view = make_view(_cluster())
-    names = [*reversed(view.nodes), "ghost"]  # an unknown name too
+    names = [*reversed(list(view.nodes)), "ghost"]  # an unknown name too
     pod = info("p", gpus, guaranteed=True)
     settings = ExtenderSettings(packing_weight=weight)
     ref = prioritize(view, pod, GpuNeeds(), names, settings)
