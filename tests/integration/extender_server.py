@@ -14,16 +14,20 @@ from typing import Any
 
 from aiohttp import web
 
+from gpuplane.k8s.extender.live_feed import Feed
 from gpuplane.k8s.extender.service import Loader, ServeConfig, make_app
 from gpuplane.k8s.extender.state import ExtenderState
 
 
 @contextmanager
 def serving(
-    state: ExtenderState, config: ServeConfig | None = None, loader: Loader | None = None
+    state: ExtenderState,
+    config: ServeConfig | None = None,
+    loader: Loader | None = None,
+    feed: Feed | None = None,
 ) -> Iterator[str]:
     loop = asyncio.new_event_loop()
-    app = make_app(state, config or ServeConfig(), loader=loader)
+    app = make_app(state, config or ServeConfig(), loader=loader, feed=feed)
     runner = web.AppRunner(app, access_log=None)
     port: list[int] = []
     started = threading.Event()

@@ -7,6 +7,8 @@ words them, and 405 for anything but GET, recorded so a test can assert nothing 
 With ``accept_writes`` it takes the controllers' writes instead (``_accept_write``) and records
 their bodies in ``writes``.
 It runs on 127.0.0.1, an OS-chosen port, in a thread that stops when the context ends.
+``running_watched`` adds watches (``Watched``): lists at a resourceVersion and a watch stream
+of the events a test writes.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -145,53 +148,66 @@ def _accept_write(served: Served, method: str, path: str, write: Written) -> tup
     return 404, _status(404, "NotFound", "the server could not find the requested resource")
 
 
+class _Handler(BaseHTTPRequestHandler):
+    served: Served  # set on the subclass ``_handler`` makes
+
+    def _reply(self, code: int, body: Obj) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _record(self) -> tuple[str, dict[str, list[str]]]:
+        url = urlsplit(self.path)
+        query = parse_qs(url.query)
+        auth = self.headers.get("Authorization", "")
+        self.served.requests.append((self.command, url.path, query, auth))
+        return url.path, query
+
+    def do_GET(self) -> None:
+        path, query = self._record()
+        self._reply(*_answer(self.served, path, query))
+
+    def _refuse(self) -> None:
+        path, _ = self._record()
+        if self.served.accept_writes and self.command != "DELETE":
+            self._reply(*_accept_write(self.served, self.command, path, self._body()))
+            return
+        self._reply(405, _status(405, "MethodNotAllowed", "the fake server only reads"))
+
+    def _body(self) -> Written:
+        size = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(size) if size else b""
+        body = json.loads(raw) if raw else None
+        kind = self.headers.get("Content-Type", "")
+        return Written(self.command, urlsplit(self.path).path, kind, body)
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = _refuse
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: pytest runs with -W error and a clean output."""
+
+
 def _handler(served: Served) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def _reply(self, code: int, body: Obj) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    class Handler(_Handler):
+        pass
 
-        def _record(self) -> tuple[str, dict[str, list[str]]]:
-            url = urlsplit(self.path)
-            query = parse_qs(url.query)
-            auth = self.headers.get("Authorization", "")
-            served.requests.append((self.command, url.path, query, auth))
-            return url.path, query
-
-        def do_GET(self) -> None:
-            path, query = self._record()
-            self._reply(*_answer(served, path, query))
-
-        def _refuse(self) -> None:
-            path, _ = self._record()
-            if served.accept_writes and self.command != "DELETE":
-                self._reply(*_accept_write(served, self.command, path, self._body()))
-                return
-            self._reply(405, _status(405, "MethodNotAllowed", "the fake server only reads"))
-
-        def _body(self) -> Written:
-            size = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(size) if size else b""
-            body = json.loads(raw) if raw else None
-            kind = self.headers.get("Content-Type", "")
-            return Written(self.command, urlsplit(self.path).path, kind, body)
-
-        do_POST = do_PUT = do_PATCH = do_DELETE = _refuse
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet: pytest runs with -W error and a clean output."""
-
+    Handler.served = served
     return Handler
 
 
 @contextmanager
 def running(served: Served) -> Iterator[str]:
     """Serve ``served`` on 127.0.0.1 and yield its ``http://127.0.0.1:PORT`` URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(served))
+    with _serving(_handler(served)) as url:
+        yield url
+
+
+@contextmanager
+def _serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
     thread.start()
@@ -217,3 +233,121 @@ def kubeconfig_text(contexts: dict[str, str], current: str, token: str = "test-t
             "current-context": current,
         }
     )
+
+
+@dataclass
+class Watched:
+    """The watch side of the fake server: one resourceVersion counter for every path, and the
+    events a test writes (``emit``, ``bookmark``, ``expire``), kept per path as the API
+    server's watch cache keeps them, so a watch from RV streams those after RV."""
+
+    served: Served
+    version: int = 100
+    stream_s: float | None = None  # end every stream after this, if before timeoutSeconds
+    events: dict[str, list[tuple[int, Obj]]] = field(default_factory=dict)
+    closing: bool = False
+    cond: threading.Condition = field(default_factory=threading.Condition)
+
+    def _add(self, path: str, event: Obj) -> None:
+        with self.cond:
+            self.version += 1
+            self.events.setdefault(path, []).append((self.version, event))
+            self.cond.notify_all()
+
+    def emit(self, path: str, kind: str, obj: Obj) -> None:
+        """ADDED, MODIFIED or DELETED ``obj`` at the next resourceVersion: the list of ``path``
+        changes with it, and watches of ``path`` stream it."""
+        with self.cond:
+            obj = {**obj, "metadata": {**obj["metadata"], "resourceVersion": str(self.version + 1)}}
+            name = (obj["metadata"].get("namespace"), obj["metadata"]["name"])
+            listed = self.served.lists.setdefault(path, [])
+            listed[:] = [o for o in listed if _name(o) != name]
+            if kind != "DELETED":
+                listed.append(obj)
+            self._add(path, {"type": kind, "object": obj})
+
+    def bookmark(self, path: str, kind: str = "Pod", api_version: str = "v1") -> None:
+        meta = {"resourceVersion": str(self.version + 1)}
+        self._add(
+            path,
+            {
+                "type": "BOOKMARK",
+                "object": {"kind": kind, "apiVersion": api_version, "metadata": meta},
+            },
+        )
+
+    def expire(self, path: str) -> None:
+        """An ERROR 410 to the watches of ``path``, as when their version left etcd's window."""
+        status = _status(410, "Expired", "too old resource version: 1 (100)")
+        self._add(path, {"type": "ERROR", "object": status})
+
+    def watches(self, path: str) -> list[dict[str, list[str]]]:
+        """The queries of the watch requests seen for ``path``."""
+        return [q for m, p, q, _ in self.served.requests if p == path and "watch" in q]
+
+    def lists(self, path: str) -> list[dict[str, list[str]]]:
+        return [q for m, p, q, _ in self.served.requests if p == path and "watch" not in q]
+
+
+def _name(obj: Obj) -> tuple[object, object]:
+    meta = obj.get("metadata", {})
+    return meta.get("namespace"), meta.get("name")
+
+
+def _watch_handler(served: Served, watched: Watched) -> type[BaseHTTPRequestHandler]:
+    class Handler(_Handler):
+        protocol_version = "HTTP/1.1"  # chunked streams, as the real server sends watches
+
+        def do_GET(self) -> None:
+            path, query = self._record()
+            if query.get("watch", [""])[0] in ("1", "true"):
+                self._stream(path, query)
+                return
+            code, body = _answer(served, path, query)
+            if code == 200 and "items" in body:
+                body["metadata"]["resourceVersion"] = str(watched.version)
+            self._reply(code, body)
+
+        def _chunk(self, data: bytes) -> None:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+        def _stream(self, path: str, query: dict[str, list[str]]) -> None:
+            sent = int(query.get("resourceVersion", ["0"])[0] or 0)
+            limit = float(query.get("timeoutSeconds", ["300"])[0])
+            if watched.stream_s is not None:
+                limit = min(limit, watched.stream_s)
+            deadline = time.monotonic() + limit
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            ended = False
+            while not ended and not watched.closing and time.monotonic() < deadline:
+                with watched.cond:
+                    todo = [(v, e) for v, e in watched.events.get(path, []) if v > sent]
+                    if not todo:
+                        watched.cond.wait(0.05)
+                for version, event in todo:
+                    self._chunk(json.dumps(event).encode() + b"\n")
+                    sent = version
+                    if event["type"] == "ERROR":  # the server ends a watch after an ERROR
+                        ended = True
+                        break
+            self.wfile.write(b"0\r\n\r\n")
+            self.close_connection = True
+
+    Handler.served = served
+    return Handler
+
+
+@contextmanager
+def running_watched(served: Served, watched: Watched) -> Iterator[str]:
+    """``running``, with watches: ``GET PATH?watch=1`` streams ``watched``'s events for PATH
+    (newline-delimited JSON, chunked, ending at ``timeoutSeconds``), and lists say the current
+    resourceVersion."""
+    try:
+        with _serving(_watch_handler(served, watched)) as url:
+            yield url
+    finally:
+        watched.closing = True

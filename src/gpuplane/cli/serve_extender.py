@@ -13,10 +13,10 @@ from gpuplane.core.errors import InputError
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.extender.json_log import setup_json_logging
+from gpuplane.k8s.extender.live_feed import connect
 from gpuplane.k8s.extender.service import DEADLINE_S, ServeConfig, make_app, settle_heap
 from gpuplane.k8s.extender.state import ExtenderState, node_versions
 from gpuplane.twin.extender.settings import ExtenderSettings
-from gpuplane.twin.fit.model import FitCluster
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -29,7 +29,8 @@ def parse_listen(text: str) -> tuple[str, int]:
 def extender_command(
     snapshot: Annotated[Path | None, typer.Option("--snapshot", help="A snapshot file.")] = None,
     kubeconfig: Annotated[
-        Path | None, typer.Option("--kubeconfig", help="Read this cluster live.")
+        str | None,
+        typer.Option("--kubeconfig", help="Follow this cluster live (a path, or in-cluster)."),
     ] = None,
     context: Annotated[
         str | None, typer.Option("--context", help="The kubeconfig context.")
@@ -51,7 +52,11 @@ def extender_command(
     ] = "/gpuplane",
     relist_s: Annotated[
         float,
-        typer.Option("--relist-s", min=0.0, help="--kubeconfig: read again every N s (0: once)."),
+        typer.Option(
+            "--relist-s",
+            min=0.0,
+            help="--kubeconfig: list the resources not watched again every N s (0: once).",
+        ),
     ] = 60.0,
     assume_ttl_s: Annotated[
         float,
@@ -76,25 +81,24 @@ def extender_command(
     host, port = parse_listen(listen)
     defaults = node_defaults(pools, kubelet_config)
     if (snapshot is None) == (kubeconfig is None):
-        _snapshot(snapshot, kubeconfig, context)  # raises the shared message
-
-    def load() -> tuple[FitCluster, dict[str, str]]:
-        snap = _snapshot(snapshot, kubeconfig, context)
-        return fit_cluster(snap, defaults), node_versions(snap)
-
+        _snapshot(snapshot, None if kubeconfig is None else Path(kubeconfig), context)
+    if context is not None and kubeconfig is None:
+        raise InputError("--context needs --kubeconfig")
     settings = ExtenderSettings(packing_weight=packing_weight, assume_ttl_s=assume_ttl_s)
     state = ExtenderState(settings, defaults)
+    feed = None
     if snapshot is not None:
-        state.load(*load())  # a bad file is a usage error, before listening
+        snap = _snapshot(snapshot, None, None)  # a bad file is a usage error, before listening
+        state.load(fit_cluster(snap, defaults), node_versions(snap))
         settle_heap()
+    else:
+        assert kubeconfig is not None
+        feed = connect(kubeconfig, context, resync_s=relist_s, defaults=defaults)
     config = ServeConfig(
-        url_prefix=url_prefix,
-        max_body_bytes=max_body_mib * 2**20,
-        deadline_s=deadline_s,
-        relist_s=(relist_s or None) if kubeconfig is not None else None,
+        url_prefix=url_prefix, max_body_bytes=max_body_mib * 2**20, deadline_s=deadline_s
     )
     setup_json_logging()
-    app = make_app(state, config, loader=load if kubeconfig is not None else None)
+    app = make_app(state, config, feed=feed)
     logging.getLogger("gpuplane.extender").info(
         "listening", extra={"host": host, "port": port, "prefix": url_prefix}
     )

@@ -22,6 +22,7 @@ from typing import Any
 from gpuplane.api.taints import Taint, TaintEffect
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.cluster.api_lister import RawObject
+from gpuplane.k8s.cluster.fit_memo import FitMemo
 from gpuplane.k8s.cluster.fit_pools import NodeDefaults, kubelet_of
 from gpuplane.k8s.cluster.pod_selectors import namespace_labels, selecting
 from gpuplane.k8s.cluster.raw_pod import _amounts, fail, fit_pod, timestamp
@@ -35,6 +36,7 @@ from gpuplane.slicing.dra.pod_claims import PodClaims
 from gpuplane.slicing.dra.snapshot import DraSnapshot, make_dra_snapshot
 from gpuplane.topology.gfd_hardware import hardware_from_labels
 from gpuplane.twin.fit.model import FitCluster, FitNode, FitPod
+from gpuplane.twin.fit.selecting import Selecting
 
 _EFFECTS: tuple[TaintEffect, ...] = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _DRA_KEYS = ("resourceSlices", "deviceClasses", "resourceClaims", "resourceClaimTemplates")
@@ -205,18 +207,54 @@ def _dra(
     return dra, templates
 
 
-def fit_cluster(snapshot: ClusterSnapshot, defaults: NodeDefaults | None = None) -> FitCluster:
+def _nodes(
+    snapshot: ClusterSnapshot, defaults: NodeDefaults, memo: FitMemo | None
+) -> tuple[FitNode, ...]:
+    out = []
+    for i, raw in enumerate(snapshot.of("nodes")):
+        node = memo.node(raw) if memo is not None else None
+        if node is None:
+            node = fit_node(raw, i, snapshot.source, defaults)
+            if memo is not None:
+                memo.keep_node(raw, node)
+        out.append(node)
+    return tuple(out)
+
+
+def _pods(
+    snapshot: ClusterSnapshot,
+    classes: Mapping[str, int],
+    default: int,
+    sel: Selecting,
+    memo: FitMemo | None,
+) -> tuple[FitPod, ...]:
+    if memo is not None:
+        memo.use_context(classes, default, sel)
+    out = []
+    for i, raw in enumerate(snapshot.of("pods")):
+        pod = memo.pod(raw) if memo is not None else None
+        if pod is None:
+            pod = fit_pod(raw, i, snapshot.source, classes, default, sel)
+            if memo is not None:
+                memo.keep_pod(raw, pod)
+        out.append(pod)
+    return tuple(out)
+
+
+def fit_cluster(
+    snapshot: ClusterSnapshot, defaults: NodeDefaults | None = None, memo: FitMemo | None = None
+) -> FitCluster:
+    """fit's values for ``snapshot``; with ``memo``, Node and Pod objects it has read at the
+    same resourceVersion are not read again (the live informer's builds)."""
     defaults = defaults or NodeDefaults()
     notes = list(defaults.notes)
-    nodes = tuple(
-        fit_node(n, i, snapshot.source, defaults) for i, n in enumerate(snapshot.of("nodes"))
-    )
+    nodes = _nodes(snapshot, defaults, memo)
     classes, default = _priorities(snapshot)
     raw_pods = snapshot.of("pods")
     sel = selecting(snapshot)
-    pods = tuple(
-        fit_pod(p, i, snapshot.source, classes, default, sel) for i, p in enumerate(raw_pods)
-    )
+    pods = _pods(snapshot, classes, default, sel, memo)
+    if memo is not None:
+        memo.trim({n.name for n in nodes}, {p.info.uid for p in pods})
     names = {n.name for n in nodes}
     lost = sorted(p.info.key for p in pods if p.holds and p.node not in names)
     if lost:

@@ -9,6 +9,7 @@ here with ``limit``/``continue`` so that no list is ever fetched whole.
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,12 +23,14 @@ from kubernetes.config.config_exception import ConfigException
 
 from gpuplane.core.errors import InputError, Location, UnavailableError
 from gpuplane.k8s.cluster.api_lister import ListForbidden, ListNotFound, RawObject
+from gpuplane.k8s.cluster.api_watcher import EVENT_TYPES, Listed, WatchEvent, WatchExpired
 
 REQUEST_TIMEOUT_S = 30.0
 
 
 class KubernetesApiLister:
-    """Lists through one ``kubernetes.client.ApiClient`` built from a kubeconfig."""
+    """Lists and watches through one ``kubernetes.client.ApiClient`` built from a kubeconfig
+    (``ApiLister`` and ``ApiWatcher``)."""
 
     def __init__(self, client: ApiClient, server: str) -> None:
         self._client = client
@@ -67,7 +70,7 @@ class KubernetesApiLister:
     def close(self) -> None:
         self._client.close()  # type: ignore[no-untyped-call]
 
-    def _get(self, path: str, query: list[tuple[str, str]]) -> tuple[int, Any]:
+    def _send(self, path: str, query: list[tuple[str, str]], timeout: Any) -> Any:
         method, url, headers, body, post = self._client.param_serialize(
             "GET",
             path,
@@ -76,20 +79,28 @@ class KubernetesApiLister:
             auth_settings=["BearerToken"],
         )
         try:
-            resp = self._client.call_api(
+            return self._client.call_api(
                 method,
                 url,
                 header_params=headers,
                 body=body,
                 post_params=post,
-                _request_timeout=REQUEST_TIMEOUT_S,
+                _request_timeout=timeout,
             )
-            raw = resp.read()  # type: ignore[no-untyped-call]
         except (urllib3.exceptions.HTTPError, ApiException, OSError) as exc:
             raise UnavailableError(
                 f"cannot reach the API server at {self.server}: {_reason(exc)}"
             ) from exc
-        return resp.status, _decode(raw)
+
+    def _get(self, path: str, query: list[tuple[str, str]]) -> tuple[int, Any]:
+        resp = self._send(path, query, REQUEST_TIMEOUT_S)
+        try:
+            raw = resp.read()
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise UnavailableError(
+                f"cannot reach the API server at {self.server}: {_reason(exc)}"
+            ) from exc
+        return int(resp.status), _decode(raw)
 
     def server_version(self) -> str | None:
         status, data = self._get("/version", [])
@@ -109,6 +120,19 @@ class KubernetesApiLister:
         return tuple(str(v["version"]) for v in versions if isinstance(v, dict) and "version" in v)
 
     def list(self, path: str, *, limit: int) -> Iterator[RawObject]:
+        for items, _ in self._pages(path, limit):
+            yield from items
+
+    def list_versioned(self, path: str, *, limit: int) -> Listed:
+        items: builtins.list[RawObject] = []
+        version = ""
+        for page, page_version in self._pages(path, limit):
+            items.extend(page)
+            version = page_version
+        return Listed(tuple(items), version)
+
+    def _pages(self, path: str, limit: int) -> Iterator[tuple[builtins.list[RawObject], str]]:
+        """Each page's objects and the list's resourceVersion as that page gives it."""
         token = ""
         while True:
             query = [("limit", str(limit))] + ([("continue", token)] if token else [])
@@ -116,13 +140,36 @@ class KubernetesApiLister:
             self._check(status, path, data)
             if not isinstance(data, dict):
                 raise UnavailableError(f"{self.server}{path} did not answer with a JSON list")
-            for item in data.get("items") or []:
-                if isinstance(item, dict):
-                    yield item
+            items = [i for i in data.get("items") or [] if isinstance(i, dict)]
             meta = data.get("metadata")
-            token = str(meta.get("continue") or "") if isinstance(meta, dict) else ""
+            meta = meta if isinstance(meta, dict) else {}
+            yield items, str(meta.get("resourceVersion") or "")
+            token = str(meta.get("continue") or "")
             if not token:
                 return
+
+    def watch(self, path: str, resource_version: str, *, timeout_s: int) -> Iterator[WatchEvent]:
+        query = [
+            ("watch", "1"),
+            ("resourceVersion", resource_version),
+            ("allowWatchBookmarks", "true"),
+            ("timeoutSeconds", str(timeout_s)),
+        ]
+        # The read timeout is past the server's own end of the stream, so a silent but live
+        # watch is not cut; a dead connection still ends within it.
+        resp = self._send(path, query, (REQUEST_TIMEOUT_S, timeout_s + REQUEST_TIMEOUT_S))
+        raw = resp.response  # urllib3's response, not read yet (the client never preloads)
+        try:
+            if resp.status == 410:
+                raise WatchExpired(path, _message(_decode(raw.data)))
+            if resp.status != 200:
+                self._check(resp.status, path, _decode(raw.data))
+                raise UnavailableError(f"{self.server}{path} answered {resp.status} to a watch")
+            yield from _events(raw.stream(amt=None, decode_content=True), path, self.server)
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise UnavailableError(f"the watch of {path} dropped: {_reason(exc)}") from exc
+        finally:
+            raw.release_conn()
 
     def _check(self, status: int, path: str, data: Any) -> None:
         if status == 403:
@@ -133,6 +180,30 @@ class KubernetesApiLister:
             raise UnavailableError(
                 f"the API server at {self.server} answered {status} for {path}: {_message(data)}"
             )
+
+
+def _events(chunks: Iterator[bytes], path: str, server: str) -> Iterator[WatchEvent]:
+    """Newline-delimited JSON watch events from a byte stream (chunks split anywhere)."""
+    buffer = b""
+    for chunk in chunks:
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            if line.strip():
+                yield _event(line, path, server)
+    if buffer.strip():
+        yield _event(buffer, path, server)
+
+
+def _event(line: bytes, path: str, server: str) -> WatchEvent:
+    try:
+        data = json.loads(line)
+    except ValueError:
+        raise UnavailableError(f"{server}{path}: a watch line is not JSON") from None
+    kind, obj = (data.get("type"), data.get("object")) if isinstance(data, dict) else (None, None)
+    if kind not in EVENT_TYPES or not isinstance(obj, dict):
+        raise UnavailableError(f"{server}{path}: a watch event without a known type and object")
+    return WatchEvent(kind, obj)
 
 
 def _decode(raw: bytes | None) -> Any:

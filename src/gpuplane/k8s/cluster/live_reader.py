@@ -20,7 +20,7 @@ class ForbiddenError(GpuplaneError):
     """The credentials may not list a resource the snapshot needs."""
 
 
-def _served_version(
+def served_version(
     lister: ApiLister, res: ListedResource, cache: dict[str, tuple[str, ...] | None]
 ) -> str | Skipped:
     """The version to read ``res`` at, or why it is skipped. The core group is always served."""
@@ -47,7 +47,7 @@ def _served_version(
     return Skipped(res.key, f"the server serves {res.group} {have}, not {wanted}")
 
 
-def _list_all(lister: ApiLister, res: ListedResource, version: str) -> tuple[RawObject, ...]:
+def list_all(lister: ApiLister, res: ListedResource, version: str) -> tuple[RawObject, ...]:
     try:
         return tuple(lister.list(res.path(version), limit=PAGE_SIZE))
     except ListForbidden as exc:
@@ -66,12 +66,12 @@ def read_live(lister: ApiLister, *, source: str, read_at: str) -> ClusterSnapsho
     versions: dict[str, str] = {}
     skipped: list[Skipped] = []
     for res in READ_RESOURCES:
-        version = _served_version(lister, res, cache)
+        version = served_version(lister, res, cache)
         if isinstance(version, Skipped):
             skipped.append(version)
             continue
         try:
-            objects[res.key] = _list_all(lister, res, version)
+            objects[res.key] = list_all(lister, res, version)
         except ListNotFound:
             skipped.append(Skipped(res.key, f"not found: {res.path(version)} (404)"))
             continue

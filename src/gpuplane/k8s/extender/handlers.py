@@ -27,7 +27,7 @@ from gpuplane.k8s.extender.wire import (
     filter_result,
     preemption_args,
     preemption_result,
-    priority_list,
+    priority_json,
 )
 
 VERBS = ("filter", "prioritize", "preempt", "bind")
@@ -37,7 +37,7 @@ log = logging.getLogger("gpuplane.extender")
 @dataclass(frozen=True, slots=True)
 class Reply:
     status: int
-    body: Any  # JSON-able
+    body: Any  # JSON-able, or bytes already encoded as JSON
     error: str = ""  # the failure kind for metrics and logs ("" when it worked)
     detail: str = ""  # what to log besides the status
 
@@ -54,7 +54,7 @@ def _filter(state: ExtenderState, body: bytes, now_s: float, binder: Binder | No
 def _prioritize(state: ExtenderState, body: bytes, now_s: float, binder: Binder | None) -> Reply:
     args = extender_args(decode(body))
     scores = state.prioritize(args, now_s)
-    return Reply(200, priority_list(scores), detail=f"{len(scores)} scored")
+    return Reply(200, priority_json(scores), detail=f"{len(scores)} scored")
 
 
 def _preempt(state: ExtenderState, body: bytes, now_s: float, binder: Binder | None) -> Reply:

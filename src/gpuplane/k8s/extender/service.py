@@ -8,11 +8,17 @@
 - Bodies over ``max_body_bytes`` are refused with a message naming the limit.
 - The cluster is loaded by ``loader`` in the background (``/readyz`` answers 503 until the first
   load), then again every ``relist_s`` seconds when set; a failed relist keeps the last view.
+- Or it follows a ``feed`` (the informers, ``live_feed``): the feed's threads call back on each
+  change (``call_soon_threadsafe`` sets an asyncio event, nothing else crosses threads), and one
+  task builds fit's values in the default executor, at most one build at a time and after a
+  short batching pause (a burst of events is one build), then loads them on the worker, between
+  two calls. ``/readyz`` answers 503 until every resource has been listed once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import time
@@ -25,6 +31,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from gpuplane.k8s.extender.binder import Binder
 from gpuplane.k8s.extender.handlers import VERBS, Reply, error_reply, handle
+from gpuplane.k8s.extender.live_feed import Feed
 from gpuplane.k8s.extender.metrics import ExtenderMetrics, make_metrics
 from gpuplane.k8s.extender.state import ExtenderState
 from gpuplane.twin.fit.model import FitCluster
@@ -32,6 +39,9 @@ from gpuplane.twin.fit.model import FitCluster
 log = logging.getLogger("gpuplane.extender")
 MAX_BODY_BYTES = 64 * 2**20  # a 10,000-node NodeList is about 40 MiB
 DEADLINE_S = 4.0
+JSON = "application/json"
+BATCH_S = 0.02  # after a change, wait this long for the rest of a burst before building
+SETTLE_EVERY_S = 60.0  # collect and freeze the heap after a build at most this often
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +74,11 @@ class _Service:
         config: ServeConfig,
         loader: Loader | None,
         binder: Binder | None,
+        feed: Feed | None = None,
     ) -> None:
         self.state, self.metrics, self.config = state, metrics, config
-        self.loader, self.binder = loader, binder
+        self.loader, self.binder, self.feed = loader, binder, feed
+        self.settled_at: float | None = None
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="extender")
         self.loads: asyncio.Task[None] | None = None
 
@@ -79,6 +91,8 @@ class _Service:
             reply = await self._answer(verb, request)
         elapsed = time.monotonic() - started
         self._record(verb if verb in VERBS else "unknown", reply, elapsed)
+        if isinstance(reply.body, bytes):
+            return web.Response(body=reply.body, status=reply.status, content_type=JSON)
         return web.json_response(reply.body, status=reply.status)
 
     async def _answer(self, verb: str, request: web.Request) -> Reply:
@@ -145,13 +159,53 @@ class _Service:
             await asyncio.sleep(self.config.relist_s)
             await self._load_once()
 
+    async def _follow(self, feed: Feed) -> None:
+        loop = asyncio.get_running_loop()
+        changed = asyncio.Event()
+
+        def wake() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: the service stops
+                loop.call_soon_threadsafe(changed.set)
+
+        feed.subscribe(wake)
+        feed.start()
+        while True:
+            await changed.wait()
+            await asyncio.sleep(BATCH_S)
+            changed.clear()
+            if feed.ready:
+                await self._build(feed)
+
+    async def _build(self, feed: Feed) -> None:
+        loop = asyncio.get_running_loop()
+        started = time.monotonic()
+        try:
+            _, cluster, versions = await loop.run_in_executor(None, feed.read)
+        except Exception:
+            self.metrics.loads.labels("error").inc()
+            log.exception("building the cluster from the informers failed; keeping the last view")
+            return
+        await loop.run_in_executor(self.worker, self.state.load, cluster, versions)
+        now = time.monotonic()
+        if self.settled_at is None or now - self.settled_at > SETTLE_EVERY_S:
+            settle_heap()
+            self.settled_at = now
+        self.metrics.loads.labels("ok").inc()
+        self.metrics.nodes.set(len(cluster.nodes))
+        ms = round((time.monotonic() - started) * 1000, 1)
+        log.debug("cluster updated", extra={"nodes": len(cluster.nodes), "ms": ms})
+
     async def on_startup(self, app: web.Application) -> None:
         if self.loader is not None:
             self.loads = asyncio.create_task(self._loads())
+        elif self.feed is not None:
+            self.loads = asyncio.create_task(self._follow(self.feed))
 
     async def on_cleanup(self, app: web.Application) -> None:
         if self.loads is not None:
             self.loads.cancel()
+        if self.feed is not None:
+            self.feed.stop()
         self.worker.shutdown(wait=False, cancel_futures=True)
 
 
@@ -162,8 +216,9 @@ def make_app(
     loader: Loader | None = None,
     binder: Binder | None = None,
     metrics: ExtenderMetrics | None = None,
+    feed: Feed | None = None,
 ) -> web.Application:
-    service = _Service(state, metrics or make_metrics(), config, loader, binder)
+    service = _Service(state, metrics or make_metrics(), config, loader, binder, feed)
     app = web.Application(client_max_size=config.max_body_bytes)
     app[STATE] = state
     app[METRICS] = service.metrics

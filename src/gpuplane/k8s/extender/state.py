@@ -1,8 +1,10 @@
 """``ExtenderState``: what the extender answers from, and the four verbs on it.
 
-It owns the cluster (replaced whole by ``load``: a snapshot, or each relist), the view built
-from it, the Node objects full-form requests carried (kept by name and resourceVersion, so an
-unchanged node is not read again), the assumed pods and the verdict cache. Every verb takes the
+It owns the cluster (replaced by ``load``: a snapshot, a relist, or the informers' store after
+watch events), the view built from it (from the previous view: only the nodes whose object or
+pods changed are replayed), the Node objects full-form requests carried (kept by name and
+resourceVersion, so an unchanged node is not read again), the assumed pods and the verdict
+cache. Every verb takes the
 time from the caller. Not thread-safe: the service calls it from one worker.
 """
 
@@ -25,13 +27,8 @@ from gpuplane.k8s.extender.wire import (
 )
 from gpuplane.scheduler.framework.types import PodInfo
 from gpuplane.twin.extender.assumed import AssumedPods
-from gpuplane.twin.extender.decide import (
-    FilterDecision,
-    HostScore,
-    filter_nodes,
-    prioritize,
-    top_host,
-)
+from gpuplane.twin.extender.decide import FilterDecision, filter_nodes
+from gpuplane.twin.extender.fast_scores import Scores, score_names
 from gpuplane.twin.extender.needs import GpuNeeds
 from gpuplane.twin.extender.node_eval import NodeEval
 from gpuplane.twin.extender.preempt import preempt_nodes
@@ -41,6 +38,7 @@ from gpuplane.twin.fit.model import FitCluster, FitNode
 
 MAX_CACHED_POD_SHAPES = 1_000
 MAX_RECENT_PODS = 10_000
+MAX_INTERNED = 50_000  # distinct node states before a load starts the view afresh
 
 
 class NotReady(Exception):
@@ -57,6 +55,7 @@ class ExtenderState:
         self._sent: dict[str, tuple[str, FitNode]] = {}  # name -> (resourceVersion, node)
         self._cache: dict[tuple[object, ...], dict[int, NodeEval]] = {}
         self._recent: dict[str, PodInfo] = {}  # pods of recent requests, for bind
+        self._alive: dict[int, object] = {}  # id -> topology, see load
 
     @property
     def ready(self) -> bool:
@@ -68,15 +67,30 @@ class ExtenderState:
 
     def load(self, cluster: FitCluster, versions: Mapping[str, str] | None = None) -> None:
         """Answer from ``cluster`` from now on; ``versions`` (node name -> resourceVersion of
-        the objects it was read from) lets full-form requests reuse its nodes unread."""
-        view = make_view(cluster)
+        the objects it was read from) lets full-form requests reuse its nodes unread.
+
+        The view is made from the previous one (unchanged nodes keep their holding and key)
+        and the verdict cache, keyed by interned node state, is kept, until the interned keys
+        pass ``MAX_INTERNED``: then everything is rebuilt."""
+        previous = self._view
+        if previous is not None and len(previous.interned) > MAX_INTERNED:
+            previous = None
+        if previous is None:
+            self._cache.clear()
+            self._alive.clear()
+        view = make_view(cluster, previous)
+        # node_key holds id(topology): keep each topology alive while a key may name it, so
+        # no later object can reuse its id and be taken for it.
+        for node in cluster.nodes:
+            topo = node.hardware.topology
+            if topo is not None:
+                self._alive.setdefault(id(topo), topo)
         self._cluster, self._view = cluster, view
         self._sent = {
             name: (version, view.nodes[name])
             for name, version in (versions or {}).items()
             if name in view.nodes and version
         }
-        self._cache.clear()
 
     def _base(self) -> tuple[FitCluster, ExtenderView]:
         if self._cluster is None or self._view is None:
@@ -119,10 +133,10 @@ class ExtenderState:
             self.assumed.assume(pod, decision.kept[0], now_s, "filter")
         return decision
 
-    def prioritize(self, args: ExtenderArgs, now_s: float) -> tuple[HostScore, ...]:
+    def prioritize(self, args: ExtenderArgs, now_s: float) -> Scores:
         view, pod, needs = self._prepare(args, now_s)
-        scores = prioritize(view, pod, needs, args.names, self.settings, self._cache)
-        chosen = top_host(scores)
+        scores = score_names(view, pod, needs, args.names, self.settings, self._cache)
+        chosen = scores.top()
         if chosen is not None:
             self.assumed.assume(pod, chosen, now_s, "prioritize")
         return scores

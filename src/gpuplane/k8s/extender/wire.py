@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpuplane.twin.extender.decide import FilterDecision, HostScore
+from gpuplane.twin.extender.decide import MAX_PRIORITY, FilterDecision, HostScore
+from gpuplane.twin.extender.fast_scores import Scores
 
 
 class WireError(Exception):
@@ -177,3 +178,23 @@ def preemption_result(victims: Mapping[str, Victims]) -> dict[str, Any]:
             for node, v in victims.items()
         }
     }
+
+
+_HOST_FRAGMENTS: dict[str, bytes] = {}  # name -> b'{"Host":"name","Score":'
+_SCORE_ENDS = tuple(f"{i}}}".encode() for i in range(MAX_PRIORITY + 1))
+MAX_FRAGMENTS = 100_000
+
+
+def _fragment(name: str) -> bytes:
+    if len(_HOST_FRAGMENTS) >= MAX_FRAGMENTS:
+        _HOST_FRAGMENTS.clear()
+    frag = _HOST_FRAGMENTS[name] = b'{"Host":' + json.dumps(name).encode() + b',"Score":'
+    return frag
+
+
+def priority_json(scores: Scores) -> bytes:
+    """``priority_list`` encoded: the bare ``[{"Host","Score"}]`` array, written from one
+    pre-encoded fragment per node name (kept across calls) and one per score value."""
+    frags = [_HOST_FRAGMENTS.get(n) or _fragment(n) for n in scores.names]
+    ends = [_SCORE_ENDS[v] for v in scores.values.tolist()]
+    return b"[" + b",".join(map(bytes.__add__, frags, ends)) + b"]"

@@ -3,8 +3,9 @@
 state for a pod (same hardware, GPU count, kubelet configuration and taken GPUs and CPUs), so a
 verdict computed on one is reused for the other.
 
-Built once per cluster change; a request with full Node objects or with pods assumed on nodes
-gets a copy where only those nodes were replayed.
+Built once per cluster change (from the previous view: only changed nodes are replayed); a
+request with full Node objects or with pods assumed on nodes gets a copy where only those
+nodes were replayed.
 """
 
 from __future__ import annotations
@@ -45,22 +46,41 @@ class ExtenderView:
         return name in self.nodes
 
 
-def make_view(cluster: FitCluster) -> ExtenderView:
+def make_view(cluster: FitCluster, previous: ExtenderView | None = None) -> ExtenderView:
+    """The view of ``cluster``; with ``previous`` (the view of an earlier state of the same
+    cluster), a node that is the very same value with the very same pods keeps its holding
+    and key unreplayed, and the interned keys are shared (so verdicts cached by key stay
+    valid). A watch event then costs one node's replay, not every node's."""
     by_node: dict[str, list[FitPod]] = {n.name: [] for n in cluster.nodes}
     for p in cluster.pods:
         if p.holds and p.node in by_node:
             by_node[p.node].append(p)
     cache: ReplayCache = {}
-    holdings = {n.name: replay_node(n, by_node[n.name], cache) for n in cluster.nodes}
-    interned: dict[NodeKey, int] = {}
+    interned: dict[NodeKey, int] = previous.interned if previous is not None else {}
+    holdings: dict[str, NodeHolding] = {}
+    keys: dict[str, int] = {}
+    for n in cluster.nodes:
+        pods = by_node[n.name]
+        if previous is not None and _unchanged(previous, n, pods):
+            holdings[n.name], keys[n.name] = previous.holdings[n.name], previous.keys[n.name]
+            continue
+        holdings[n.name] = replay_node(n, pods, cache)
+        keys[n.name] = _intern(interned, n, holdings[n.name])
     return ExtenderView(
         nodes={n.name: n for n in cluster.nodes},
         holdings=holdings,
         pods_by_node={k: tuple(v) for k, v in by_node.items()},
-        keys={n.name: _intern(interned, n, holdings[n.name]) for n in cluster.nodes},
+        keys=keys,
         bound_uids=frozenset(p.info.uid for p in cluster.pods if p.holds),
         interned=interned,
     )
+
+
+def _unchanged(previous: ExtenderView, node: FitNode, pods: Sequence[FitPod]) -> bool:
+    if previous.nodes.get(node.name) is not node or node.name not in previous.holdings:
+        return False
+    before = previous.pods_by_node.get(node.name, ())
+    return len(before) == len(pods) and all(a is b for a, b in zip(before, pods, strict=True))
 
 
 def _intern(interned: dict[NodeKey, int], node: FitNode, holding: NodeHolding) -> int:

@@ -1,0 +1,82 @@
+"""``LiveFeed``: the extender's cluster from a ``LiveCluster`` (informers) instead of relists.
+
+``read`` builds fit's values from the informers' store, reading again only the Node and Pod
+objects whose resourceVersion changed (``FitMemo``), and gives the node resourceVersions that
+``ExtenderState.load`` takes. The service calls ``read`` from one task at a time, in a thread
+of the default executor, after the store says it changed (``subscribe``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from gpuplane.k8s.cluster.fit_cluster import fit_cluster
+from gpuplane.k8s.cluster.fit_memo import FitMemo
+from gpuplane.k8s.cluster.fit_pools import NodeDefaults
+from gpuplane.k8s.cluster.live_cluster import LiveCluster
+from gpuplane.k8s.extender.state import node_versions
+from gpuplane.twin.fit.model import FitCluster
+
+IN_CLUSTER = "in-cluster"
+
+
+class Feed(Protocol):
+    """What the service follows: a cluster that says when it changed."""
+
+    @property
+    def ready(self) -> bool: ...
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def subscribe(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` (from any thread) after each change."""
+
+    def read(self) -> tuple[int, FitCluster, Mapping[str, str]]:
+        """The change count, fit's values and node name -> resourceVersion, as of now."""
+        ...
+
+
+class LiveFeed:
+    def __init__(self, live: LiveCluster, defaults: NodeDefaults) -> None:
+        self.live, self.defaults = live, defaults
+        self.memo = FitMemo()
+
+    @property
+    def ready(self) -> bool:
+        return self.live.ready
+
+    def start(self) -> None:
+        self.live.start()
+
+    def stop(self) -> None:
+        self.live.stop()
+
+    def subscribe(self, listener: Callable[[], None]) -> None:
+        self.live.store.subscribe(listener)
+
+    def read(self) -> tuple[int, FitCluster, Mapping[str, str]]:
+        generation, snapshot = self.live.snapshot()
+        return generation, fit_cluster(snapshot, self.defaults, self.memo), node_versions(snapshot)
+
+
+def connect(
+    kubeconfig: str, context: str | None, *, resync_s: float, defaults: NodeDefaults
+) -> LiveFeed:
+    """A feed from a kubeconfig file (or ``in-cluster``: the pod's service account); a file
+    that cannot be used is an ``InputError`` now, an unreachable server is retried later."""
+    # Imported here: the client library is large (see reading.snapshot_from_kubeconfig).
+    from pathlib import Path
+
+    from gpuplane.k8s.cluster.kube_lister import KubernetesApiLister
+
+    if kubeconfig == IN_CLUSTER:
+        client = KubernetesApiLister.in_cluster()
+        source = "in-cluster"
+    else:
+        client = KubernetesApiLister.from_kubeconfig(Path(kubeconfig), context)
+        source = f"kubeconfig {kubeconfig}" + (f" (context {context})" if context else "")
+    live = LiveCluster(client, source=f"{source}, server {client.server}", resync_s=resync_s)
+    return LiveFeed(live, defaults)
