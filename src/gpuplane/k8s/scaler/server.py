@@ -11,7 +11,7 @@ import grpc
 from aiohttp import web
 from grpc import aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_health.v1._async import HealthServicer
+from grpc_health.v1.health import aio as health_aio
 
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.scaler.engine import ScalerEngine
@@ -86,7 +86,7 @@ async def start(options: ServerOptions, engine: ScalerEngine | None = None) -> R
     service = ExternalScalerService(engine or ScalerEngine(), metrics, options.stream)
     server = aio.server()
     server.add_generic_rpc_handlers((service.handler(),))
-    health = HealthServicer()
+    health = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     if credentials is None:
         port = server.add_insecure_port(options.listen)
