@@ -53,6 +53,7 @@ class RunningScaler:
     port: int
     service: ExternalScalerService
     runner: web.AppRunner | None = None
+    metrics_port: int | None = None
 
     async def stop(self, grace_s: float = 1.0) -> None:
         await self.server.stop(grace_s)
@@ -61,7 +62,7 @@ class RunningScaler:
         await self.service.engine.close()
 
 
-async def _metrics_site(metrics: ScalerMetrics, listen: str) -> web.AppRunner:
+async def _metrics_site(metrics: ScalerMetrics, listen: str) -> tuple[web.AppRunner, int]:
     async def exposition(_: web.Request) -> web.Response:
         return web.Response(body=metrics.exposition(), headers={"Content-Type": CONTENT_TYPE})
 
@@ -74,8 +75,12 @@ async def _metrics_site(metrics: ScalerMetrics, listen: str) -> web.AppRunner:
     runner = web.AppRunner(app)
     await runner.setup()
     host, port = _host_port(listen, "--metrics-listen")
-    await web.TCPSite(runner, host, port).start()
-    return runner
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    server = site._server  # aiohttp keeps the listening server here; port 0 picks one
+    if isinstance(server, asyncio.Server) and server.sockets:
+        port = server.sockets[0].getsockname()[1]
+    return runner, port
 
 
 async def start(options: ServerOptions, engine: ScalerEngine | None = None) -> RunningScaler:
@@ -97,10 +102,10 @@ async def start(options: ServerOptions, engine: ScalerEngine | None = None) -> R
     await server.start()
     for name in ("", SERVICE):
         await health.set(name, health_pb2.HealthCheckResponse.SERVING)
-    runner = None
+    running = RunningScaler(server, port, service)
     if options.metrics_listen:
-        runner = await _metrics_site(metrics, options.metrics_listen)
-    return RunningScaler(server, port, service, runner)
+        running.runner, running.metrics_port = await _metrics_site(metrics, options.metrics_listen)
+    return running
 
 
 async def serve(options: ServerOptions) -> None:
