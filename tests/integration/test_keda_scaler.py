@@ -7,10 +7,13 @@ KEDA's order per ScaledObject: ``GetMetricSpec`` when it builds the HPA; per pol
 from __future__ import annotations
 
 import asyncio
+import shutil
+import subprocess
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 import pytest
@@ -320,6 +323,41 @@ def test_health_service_and_metrics_endpoint() -> None:
             body = await asyncio.to_thread(lambda: urllib.request.urlopen(url).read().decode())
             assert 'gpuplane_scaler_grpc_calls_total{code="OK",method="IsActive"} 1.0' in body
             assert "gpuplane_scaler_grpc_latency_seconds_bucket" in body
+        finally:
+            await scaler.stop(0)
+            await prom.stop()
+
+    asyncio.run(scenario())
+
+
+def test_tls(tmp_path: Path) -> None:
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a test certificate")
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost"),
+            *("-addext", "subjectAltName=DNS:localhost"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+
+    async def scenario() -> None:
+        prom = FakePrometheus()
+        await prom.start()
+        options = ServerOptions(
+            listen="127.0.0.1:0", metrics_listen=None, tls_cert=cert, tls_key=key
+        )
+        scaler = await start(options, ScalerEngine(Clock()))
+        creds = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
+        target = f"127.0.0.1:{scaler.port}"
+        options_ = (("grpc.ssl_target_name_override", "localhost"),)
+        try:
+            async with aio.secure_channel(target, creds, options_) as channel:
+                spec = await Keda(channel).metric_spec(ref(metadata(prom.address)))
+                assert spec.metricSpecs[0].metricName == "slo-replicas"
         finally:
             await scaler.stop(0)
             await prom.stop()
