@@ -1,9 +1,10 @@
 """Running the scaler: the gRPC server (the external scaler and the standard health service)
-and the ``/metrics`` + ``/healthz`` HTTP endpoint, until cancelled."""
+and the ``/metrics`` + ``/healthz`` HTTP endpoint, until SIGTERM or SIGINT."""
 
 from __future__ import annotations
 
 import asyncio
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,10 +53,13 @@ class RunningScaler:
     server: aio.Server
     port: int
     service: ExternalScalerService
+    health: health_aio.HealthServicer | None = None
     runner: web.AppRunner | None = None
     metrics_port: int | None = None
 
     async def stop(self, grace_s: float = 1.0) -> None:
+        if self.health is not None:
+            await self.health.enter_graceful_shutdown()
         await self.server.stop(grace_s)
         if self.runner is not None:
             await self.runner.cleanup()
@@ -102,17 +106,21 @@ async def start(options: ServerOptions, engine: ScalerEngine | None = None) -> R
     await server.start()
     for name in ("", SERVICE):
         await health.set(name, health_pb2.HealthCheckResponse.SERVING)
-    running = RunningScaler(server, port, service)
+    running = RunningScaler(server, port, service, health)
     if options.metrics_listen:
         running.runner, running.metrics_port = await _metrics_site(metrics, options.metrics_listen)
     return running
 
 
 async def serve(options: ServerOptions) -> None:
+    """Serve until SIGTERM (Kubernetes stopping the pod) or SIGINT, then stop gracefully: the
+    health service answers NOT_SERVING and in-flight calls get a second to finish."""
     running = await start(options)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
     try:
-        await running.server.wait_for_termination()
-    except asyncio.CancelledError:
-        pass
+        await stop.wait()
     finally:
         await running.stop()
