@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO_OUT ?= out/demo
 
-.PHONY: demo test lint types contracts unit bench bench-twin bench-gpu-sets bench-topology bench-mig bench-serving bench-twin-speed bench-pd bench-autoscale clean
+.PHONY: grpc demo test lint types contracts unit bench bench-twin bench-gpu-sets bench-topology bench-mig bench-serving bench-twin-speed bench-pd bench-autoscale clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "gpuplane needs Python 3.11 or newer")'
@@ -65,3 +65,7 @@ bench-twin: $(STAMP)
 
 bench-gpu-sets: $(STAMP)
 	$(BIN)/python bench/gpu_sets.py
+
+# Regenerate the KEDA external scaler's protobuf modules (committed; see scripts/gen_keda_grpc.sh).
+grpc: $(STAMP)
+	PYTHON=$(BIN)/python scripts/gen_keda_grpc.sh
