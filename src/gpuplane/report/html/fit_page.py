@@ -106,8 +106,8 @@ def _mig_changes(changes: Sequence[MigGpuChange]) -> str:
             rows += [(f"GPU {c.gpu} after", c.after.describe())]
         caption = (
             f"{node}: MIG layouts ({mine[0].model.name}) before and after, over the memory "
-            "slices: " + "; ".join(f"GPU {c.gpu}: {c.before.describe()} -> {c.after.describe()}"
-                                   for c in mine)
+            "slices: "
+            + "; ".join(f"GPU {c.gpu}: {c.before.describe()} -> {c.after.describe()}" for c in mine)
         )
         parts.append(figure(mig_svg(mine[0].model, rows), caption))
     return "".join(parts)

@@ -83,9 +83,7 @@ def _remedy(node: FitNode, view: FrameworkView, plan: MigPlan, placed: int) -> R
     topo = node.hardware.topology
     assert topo is not None
     model = mig_gpu_of(topo)
-    changes = tuple(
-        MigGpuChange(node.name, t.index, model, t.current, t.layout) for t in changed
-    )
+    changes = tuple(MigGpuChange(node.name, t.index, model, t.current, t.layout) for t in changed)
     disrupted = tuple(
         p.info.key
         for p in view.pods_by_node.get(node.name, ())
