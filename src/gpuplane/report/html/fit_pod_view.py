@@ -122,7 +122,7 @@ def _kubelet(p: PodAnswer) -> str:
         return ""
     where = esc(p.node or "-")
     if k.admit:
-        numa = ",".join(map(str, k.numa_affinity or ())) or "-"
+        numa = ",".join(map(str, k.numa_affinity or ())) or "any (no alignment asked)"
         return f"<p><b>kubelet on {where}</b> ({esc(k.policy)}): admits, NUMA affinity {numa}.</p>"
     if not k.known:
         return f"<p><b>kubelet on {where}</b>: {esc(verdict_text(k))}.</p>"
