@@ -13,6 +13,7 @@ import typer
 
 from gpuplane.cli.console import print_json
 from gpuplane.cli.fit_view import print_answer
+from gpuplane.cli.html_out import write_html
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
@@ -22,6 +23,7 @@ from gpuplane.k8s.cluster.snapshot_file import read_snapshot
 from gpuplane.k8s.fit_output import annotated_list
 from gpuplane.k8s.fit_workload import read_workload
 from gpuplane.k8s.scheduler_config import read_scheduler_config
+from gpuplane.report.html.fit_page import fit_page
 from gpuplane.scheduler.framework.config import ProfileConfig, gpuplane_profile
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.plugins.registry import in_tree_registry
@@ -123,6 +125,12 @@ def fit_command(
     no_remedies: Annotated[
         bool, typer.Option("--no-remedies", help="Skip defragmentation and MIG searches.")
     ] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html", metavar="FILE", help="Also write the answer as a self-contained HTML page."
+        ),
+    ] = None,
 ) -> None:
     """Will the workload fit, where and on which GPUs; if not, why, and what would make it fit."""
     cluster = fit_cluster(
@@ -146,6 +154,8 @@ def fit_command(
     )
     answer = answer_fit(scheduler, cluster, fw, settings, profile=profile_name)
     answer = answer.with_notes((*read.notes, *config_notes))
+    if html is not None:
+        write_html(html, fit_page(answer, cluster, f"gpuplane fit {workload.name}"))
     chosen = Output.JSON if json_out else output
     if chosen is Output.JSON:
         print_json(answer.as_dict())

@@ -10,7 +10,9 @@ from rich.table import Table
 
 from gpuplane.api.strategies import MigStrategy
 from gpuplane.cli.console import out, print_json
+from gpuplane.cli.html_out import write_html
 from gpuplane.core.errors import InputError, Location
+from gpuplane.report.html.mig_plan_page import mig_plan_page
 from gpuplane.slicing.mig.catalog import get_mig_gpu
 from gpuplane.slicing.mig.current_file import read_current_layouts
 from gpuplane.slicing.mig.demand import parse_demand
@@ -187,6 +189,12 @@ def plan_command(
     ] = "nvml",
     time_limit: Annotated[float, typer.Option(min=0.1, help="Solver seconds per stage.")] = 30.0,
     json_out: JsonOpt = False,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html", metavar="FILE", help="Also write the plan as a self-contained HTML page."
+        ),
+    ] = None,
 ) -> None:
     """Target layouts serving the demand on the fewest GPUs (then fewest reconfigured, then fewest
     evicted), proven optimal by an integer program."""
@@ -202,6 +210,9 @@ def plan_command(
     )
     plan = decide(make_snapshot(states, wanted), settings)
     data = plan_to_dict(plan, models, wanted)
+    if html is not None:
+        by_name = {m.name: m for m in models}
+        write_html(html, mig_plan_page(plan, by_name, wanted, data["notes"]))
     if json_out:
         print_json(data)
     else:

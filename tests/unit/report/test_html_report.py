@@ -14,13 +14,7 @@ from gpuplane.cli.report import write_html_report
 from gpuplane.report.html.pool_view import pools_from_spec
 from gpuplane.report.html.run_report import lookup
 from tests.unit.report.report_run import small_pools, write_small_run
-
-# A resource the browser would fetch: src/href/url() pointing at a network or protocol-relative
-# address, any <script> or <link> at all, an @import.
-_FETCHES = re.compile(
-    r"""(?:\b(?:src|href)\s*=\s*["']?\s*(?:https?:)?//)|<script|<link|url\(\s*["']?\s*(?:https?:)?//|@import""",
-    re.IGNORECASE,
-)
+from tests.unit.report.self_contained import FETCHES
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +30,7 @@ def html(run_dir: Path) -> str:
 
 def test_the_page_fetches_nothing(html: str) -> None:
     assert html.startswith("<!DOCTYPE html>")
-    assert _FETCHES.search(html) is None
+    assert FETCHES.search(html) is None
     assert "<svg" in html  # the plots are inline
 
 

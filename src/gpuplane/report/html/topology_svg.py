@@ -7,6 +7,7 @@ link (``NV12``) and its bandwidth per direction.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from gpuplane.report.html.page import esc
@@ -121,7 +122,22 @@ def _nvlink(topo: NodeTopology, xs: dict[int, float], y: int) -> tuple[list[str]
     return parts, depth
 
 
-def topology_svg(topo: NodeTopology) -> str:
+def _fill(leaf: _Leaf, selected: Collection[int], free: Collection[int]) -> tuple[str, str]:
+    """(fill, stroke attributes): chosen GPUs stand out, free ones are outlined dashed."""
+    if leaf.gpu is None:
+        return "#d7ecf7", 'stroke="#55606e"'
+    if leaf.gpu in selected:
+        return "#f28e2b", 'stroke="#8a3c00" stroke-width="3"'
+    if leaf.gpu in free:
+        return "#d8efd9", 'stroke="#2e7d32" stroke-width="2" stroke-dasharray="4 2"'
+    return ("#e3e6ea" if selected or free else "#d8efd9"), 'stroke="#55606e"'
+
+
+def topology_svg(
+    topo: NodeTopology, selected: Collection[int] = (), free: Collection[int] = ()
+) -> str:
+    """``selected``: GPU indices drawn highlighted (a pod's set); ``free``: outlined as free.
+    With either given, the other GPUs are greyed (held by other pods)."""
     leaves = _leaves(topo)
     width = GAP + len(leaves) * (W + GAP) + 8
     parts = _group_boxes(leaves, "numa", TOP, 120, "#f4f6fa")
@@ -129,10 +145,10 @@ def topology_svg(topo: NodeTopology) -> str:
     xs: dict[int, float] = {}
     for i, leaf in enumerate(leaves):
         x = GAP + i * (W + GAP)
-        colour = "#d8efd9" if leaf.gpu is not None else "#d7ecf7"
+        colour, stroke = _fill(leaf, selected, free)
         parts.append(
             f'<rect x="{x}" y="{TOP + 40}" width="{W}" height="56" rx="3" '
-            f'fill="{colour}" stroke="#55606e"/>'
+            f'fill="{colour}" {stroke}/>'
         )
         parts.append(
             f'<text x="{x + W / 2}" y="{TOP + 60}" font-size="11" font-weight="bold" '

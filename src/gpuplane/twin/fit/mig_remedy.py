@@ -27,7 +27,7 @@ from gpuplane.slicing.mig.planner import decide as plan_mig
 from gpuplane.twin.cluster.mig_devices import MIG_CONFIG_LABEL, layouts_from_config, mig_gpu_of
 from gpuplane.twin.fit.framework_view import FrameworkView
 from gpuplane.twin.fit.model import FitCluster, FitNode
-from gpuplane.twin.fit.result import Outcome, PodAnswer, Remedy
+from gpuplane.twin.fit.result import MigGpuChange, Outcome, PodAnswer, Remedy
 from gpuplane.twin.fit.workload import FitWorkload, WorkloadPod
 
 MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
@@ -80,6 +80,10 @@ def _plan(node: FitNode, view: FrameworkView, wanted: Counter[str]) -> MigPlan |
 
 def _remedy(node: FitNode, view: FrameworkView, plan: MigPlan, placed: int) -> Remedy:
     changed = [t for t in plan.targets if t.reconfigured]
+    topo = node.hardware.topology
+    assert topo is not None
+    model = mig_gpu_of(topo)
+    changes = tuple(MigGpuChange(node.name, t.index, model, t.current, t.layout) for t in changed)
     disrupted = tuple(
         p.info.key
         for p in view.pods_by_node.get(node.name, ())
@@ -93,7 +97,7 @@ def _remedy(node: FitNode, view: FrameworkView, plan: MigPlan, placed: int) -> R
         if changed
         else f"{node.name} already serves these MIG instances once its layout is applied"
     )
-    return Remedy("mig-repartition", summary, (), disrupted, placed)
+    return Remedy("mig-repartition", summary, (), disrupted, placed, changes)
 
 
 def mig_remedies(

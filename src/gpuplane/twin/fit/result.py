@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from gpuplane.slicing.mig.layout import Layout
+from gpuplane.slicing.mig.profiles import MigGpu
+
 
 class Outcome(StrEnum):
     FITS = "fits"
@@ -182,6 +185,26 @@ class GangAnswer:
 
 
 @dataclass(frozen=True, slots=True)
+class MigGpuChange:
+    """One GPU a MIG repartition reconfigures: its layout now and the planner's target."""
+
+    node: str
+    gpu: int
+    model: MigGpu
+    before: Layout
+    after: Layout
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "gpu": self.gpu,
+            "model": self.model.name,
+            "before": self.before.describe(),
+            "after": self.after.describe(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Remedy:
     """Something that would make the unplaced pods fit, and what it disrupts."""
 
@@ -190,6 +213,7 @@ class Remedy:
     moves: tuple[Move, ...] = ()
     disrupted: tuple[str, ...] = ()
     fits_after: int = 0  # pods of the workload placed once it is done
+    mig_changes: tuple[MigGpuChange, ...] = ()  # mig-repartition: the GPUs reconfigured
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -198,6 +222,7 @@ class Remedy:
             "moves": [m.as_dict() for m in self.moves],
             "disrupted": list(self.disrupted),
             "fitsAfter": self.fits_after,
+            "migChanges": [c.as_dict() for c in self.mig_changes],
         }
 
 
