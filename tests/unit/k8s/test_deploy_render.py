@@ -79,3 +79,17 @@ def test_mig_controller_rbac(tmp_path: Path) -> None:
     ns_role = next(o for o in objs if o["kind"] == "Role")
     assert ns_role["metadata"]["namespace"] == "gpu-operator"
     assert {v for r in ns_role["rules"] for v in r["verbs"]} >= {"create", "update"}
+
+
+def test_rendered_extender_args_are_accepted_by_the_cli() -> None:
+    """The Deployment's args parse as `gpuplane serve extender` options (the bundle and the
+    command must not drift apart): click parses every option before running --help, so an
+    unknown one exits 2."""
+    from gpuplane.cli.main import run
+    from gpuplane.k8s.deploy.extender import _extender
+
+    deployment = _extender("gpuplane", "gpuplane:test")[0]
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args[:2] == ["serve", "extender"]
+    assert run([*args, "--help"]) == 0
+    assert run([*args, "--no-such-flag", "--help"]) == 2

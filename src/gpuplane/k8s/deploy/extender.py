@@ -70,10 +70,8 @@ def _extender(namespace: str, image: str) -> list[Obj]:
         "extender",
         "--kubeconfig",
         "in-cluster",
-        "--host",
-        "0.0.0.0",
-        "--port",
-        str(PORT),
+        "--listen",
+        f"0.0.0.0:{PORT}",
     ]
     service = {
         "apiVersion": "v1",
