@@ -1,0 +1,60 @@
+"""Issue 16: hostile inputs end in one located message and exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuplane.cli.main import run
+
+
+def _fails_located(argv: list[str], capsys: pytest.CaptureFixture[str], *where: str) -> str:
+    assert run(argv) == 2
+    captured = capsys.readouterr()
+    err = captured.err.replace("\n", "")
+    assert "Traceback" not in captured.err + captured.out
+    for part in where:
+        assert part in err, err
+    return err
+
+
+def _scenario(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("allocatable", "field"),
+    [
+        ('{cpu: "1e400"}', "allocatable.cpu"),
+        ('{cpu: 8, memory: "1e400"}', "allocatable.memory"),
+        ('{cpu: 8, memory: "9Ei"}', None),  # capped at 2^63-1 like apimachinery: fits
+    ],
+)
+def test_huge_pool_quantity_is_located(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], allocatable: str, field: str | None
+) -> None:
+    path = _scenario(
+        tmp_path,
+        f"name: x\nnode_pools:\n  - {{name: a, preset: seed-8gpu, count: 1, "
+        f"allocatable: {allocatable}}}\n",
+    )
+    argv = ["simulate", str(path), "--until", "1m", "--out", str(tmp_path / "o")]
+    if field is None:
+        assert run(argv) == 0
+        return
+    _fails_located(argv, capsys, f"{path}:3", f"node_pools[0].{field}", "too large")
+
+
+def test_huge_reserved_quantity_is_located(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _scenario(
+        tmp_path,
+        "name: x\nnode_pools:\n  - {name: a, preset: seed-8gpu, count: 1}\n"
+        "control_plane:\n  eviction_hard: {memory.available: 1e400}\n",
+    )
+    argv = ["simulate", str(path), "--until", "1m", "--out", str(tmp_path / "o")]
+    _fails_located(argv, capsys, "control_plane.eviction_hard.memory.available")
