@@ -3,8 +3,8 @@
 Every user file gpuplane reads (scenarios, hardware descriptions, the GPU catalog) goes through
 :func:`validate_yaml`, so every mistake is reported as ``file:line: field.path: problem; expected
 ...``. Beyond PyYAML's safe loader this rejects duplicate keys (PyYAML silently keeps the last),
-keeps ``2024-05-01`` a string rather than a date, survives recursive aliases, and names the valid
-keys when a key is unknown.
+keeps ``2024-05-01`` a string rather than a date, refuses recursive aliases (``&a [*a]``: data
+nothing can write back) and names the valid keys when a key is unknown.
 """
 
 from __future__ import annotations
@@ -21,7 +21,15 @@ from gpuplane.core.validation import field_path, validate_model
 
 M = TypeVar("M", bound=BaseModel)
 
-__all__ = ["LazyLineIndex", "LineIndex", "field_path", "load_fast", "parse_yaml", "validate_yaml"]
+__all__ = [
+    "LazyLineIndex",
+    "LineIndex",
+    "field_path",
+    "load_fast",
+    "parse_yaml",
+    "reject_recursive_aliases",
+    "validate_yaml",
+]
 
 # The last component of a field path: ".key", "[3]" or a bare top-level key.
 _LAST_PART = re.compile(r"(\.[^.\[\]]*|\[\d+\]|[^.\[\]]+)$")
@@ -78,12 +86,51 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
+def reject_recursive_aliases(root: yaml.Node, source: str | None) -> None:
+    """Refuse an alias inside its own anchor (``&m {self: *m}``): the data would be infinite.
+
+    PyYAML builds such data as a self-containing dict, which nothing downstream can walk or
+    write (json: "Circular reference detected"), so it is refused here, before anything runs.
+    Iterative, so absurdly deep (but acyclic) documents do not hit Python's recursion limit.
+    """
+    on_path: set[int] = set()
+    done: set[int] = set()
+    # (node, field path, line of the key or item that leads to it, leaving?)
+    stack: list[tuple[yaml.Node, str, int, bool]] = [(root, "", root.start_mark.line + 1, False)]
+    while stack:
+        node, path, line, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(node))
+            done.add(id(node))
+            continue
+        if id(node) in on_path:
+            raise InputError(
+                f"recursive alias: {path or 'the document'} refers to an anchor that contains it",
+                expected="aliases (*name) only to anchors (&name) outside themselves",
+                location=Location(source, line, path or None),
+            )
+        if id(node) in done:
+            continue
+        on_path.add(id(node))
+        stack.append((node, path, line, True))
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in reversed(node.value):
+                key = str(key_node.value)
+                child = f"{path}.{key}" if path else key
+                stack.append((value_node, child, key_node.start_mark.line + 1, False))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in reversed(list(enumerate(node.value))):
+                stack.append((item, f"{path}[{i}]", item.start_mark.line + 1, False))
+
+
 def parse_yaml(text: str, source: str) -> tuple[yaml.Node | None, Any]:
     """The node tree and the data of one YAML document; syntax errors are located InputErrors."""
     loader: _Loader | None = None
     try:
         loader = _Loader(text)
         node = loader.get_single_node()
+        if node is not None:
+            reject_recursive_aliases(node, source)
         return node, (loader.construct_document(node) if node is not None else None)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
@@ -198,7 +245,11 @@ def load_fast(text: str, source: str, *, first_line: int = 1) -> Any:
         loader = _FastLoader(text)
         loader._gp_source = source
         try:
-            return loader.get_single_data()
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            reject_recursive_aliases(node, source)
+            return loader.construct_document(node)
         finally:
             loader.dispose()
     except InputError as err:

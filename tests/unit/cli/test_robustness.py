@@ -58,3 +58,18 @@ def test_huge_reserved_quantity_is_located(
     )
     argv = ["simulate", str(path), "--until", "1m", "--out", str(tmp_path / "o")]
     _fails_located(argv, capsys, "control_plane.eviction_hard.memory.available")
+
+
+def test_recursive_alias_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _scenario(
+        tmp_path,
+        "name: x\nnode_pools:\n  - {name: a, preset: seed-8gpu, count: 1}\n"
+        "cluster_policy:\n  apiVersion: nvidia.com/v1\n  kind: ClusterPolicy\n"
+        "  metadata: &m {name: cluster-policy, self: *m}\n  spec: {}\n",
+    )
+    out = tmp_path / "o"
+    argv = ["simulate", str(path), "--until", "1m", "--out", str(out)]
+    _fails_located(argv, capsys, f"{path}:7", "cluster_policy.metadata.self", "recursive alias")
+    assert not out.exists()
