@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.nesting import MAX_JSON_DEPTH, check_json_depth
 from gpuplane.core.validation import field_path, validate_model
 
 M = TypeVar("M", bound=BaseModel)
@@ -86,23 +87,35 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
-def reject_recursive_aliases(root: yaml.Node, source: str | None) -> None:
-    """Refuse an alias inside its own anchor (``&m {self: *m}``): the data would be infinite.
+def _short(path: str) -> str | None:
+    return (path[:60] + "...") if len(path) > 60 else (path or None)
 
-    PyYAML builds such data as a self-containing dict, which nothing downstream can walk or
-    write (json: "Circular reference detected"), so it is refused here, before anything runs.
-    Iterative, so absurdly deep (but acyclic) documents do not hit Python's recursion limit.
+
+def reject_recursive_aliases(root: yaml.Node, source: str | None) -> None:
+    """Refuse an alias inside its own anchor (``&m {self: *m}``) and nesting past MAX_JSON_DEPTH.
+
+    PyYAML builds a recursive alias as a self-containing dict, which nothing downstream can walk
+    or write (json: "Circular reference detected"), so it is refused here, before anything runs.
+    The walk is iterative; the depth bound keeps the recursive walkers after it (the line index,
+    pydantic, the writers) far from Python's recursion limit.
     """
     on_path: set[int] = set()
     done: set[int] = set()
-    # (node, field path, line of the key or item that leads to it, leaving?)
-    stack: list[tuple[yaml.Node, str, int, bool]] = [(root, "", root.start_mark.line + 1, False)]
+    # (node, field path, line of the key or item that leads to it, depth, leaving?)
+    start = (root, "", root.start_mark.line + 1, 0, False)
+    stack: list[tuple[yaml.Node, str, int, int, bool]] = [start]
     while stack:
-        node, path, line, leaving = stack.pop()
+        node, path, line, depth, leaving = stack.pop()
         if leaving:
             on_path.discard(id(node))
             done.add(id(node))
             continue
+        if depth > MAX_JSON_DEPTH:
+            raise InputError(
+                f"nested more than {MAX_JSON_DEPTH} levels deep",
+                expected=f"at most {MAX_JSON_DEPTH} nested mappings and lists",
+                location=Location(source, node.start_mark.line + 1, _short(path)),
+            )
         if id(node) in on_path:
             raise InputError(
                 f"recursive alias: {path or 'the document'} refers to an anchor that contains it",
@@ -112,15 +125,15 @@ def reject_recursive_aliases(root: yaml.Node, source: str | None) -> None:
         if id(node) in done:
             continue
         on_path.add(id(node))
-        stack.append((node, path, line, True))
+        stack.append((node, path, line, depth, True))
         if isinstance(node, yaml.MappingNode):
             for key_node, value_node in reversed(node.value):
                 key = str(key_node.value)
                 child = f"{path}.{key}" if path else key
-                stack.append((value_node, child, key_node.start_mark.line + 1, False))
+                stack.append((value_node, child, key_node.start_mark.line + 1, depth + 1, False))
         elif isinstance(node, yaml.SequenceNode):
             for i, item in reversed(list(enumerate(node.value))):
-                stack.append((item, f"{path}[{i}]", item.start_mark.line + 1, False))
+                stack.append((item, f"{path}[{i}]", item.start_mark.line + 1, depth + 1, False))
 
 
 def parse_yaml(text: str, source: str) -> tuple[yaml.Node | None, Any]:
@@ -146,8 +159,16 @@ def parse_yaml(text: str, source: str) -> tuple[yaml.Node | None, Any]:
         raise InputError(
             f"YAML error: {err.reason}", expected="printable text", location=Location(source, line)
         ) from None
-    except (yaml.YAMLError, ValueError, RecursionError) as err:
-        # ValueError: an explicit ``!!timestamp 2024-13-45``; RecursionError: absurd nesting.
+    except RecursionError:
+        # PyYAML composes recursively: absurd nesting fails there, where the reader stopped.
+        line = loader.line + 1 if loader is not None else None
+        raise InputError(
+            f"nested more than {MAX_JSON_DEPTH} levels deep",
+            expected=f"at most {MAX_JSON_DEPTH} nested mappings and lists",
+            location=Location(source, line),
+        ) from None
+    except (yaml.YAMLError, ValueError) as err:
+        # ValueError: an explicit ``!!timestamp 2024-13-45``.
         raise InputError(
             f"YAML error: {err}", expected="valid YAML", location=Location(source)
         ) from None
@@ -238,6 +259,7 @@ def load_fast(text: str, source: str, *, first_line: int = 1) -> Any:
     stripped = text.lstrip()
     try:
         if stripped[:1] in ("{", "["):
+            check_json_depth(text, source)
             try:
                 return json.loads(text, object_pairs_hook=_json_pairs)
             except ValueError:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.nesting import check_json_depth
 from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.k8s.dra_manifests import KINDS, DraObjects, parse_dra_object
 from gpuplane.k8s.field_errors import LineOf, fail, join_path, relocate
@@ -77,6 +78,7 @@ def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _json_document(text: str, source: str) -> _Document:
+    check_json_depth(text, source)
     try:
         data = json.loads(text, object_pairs_hook=_reject_duplicate_keys)
     except json.JSONDecodeError as err:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,27 @@ def test_recursive_alias_is_refused_before_the_run(
     argv = ["simulate", str(path), "--until", "1m", "--out", str(out)]
     _fails_located(argv, capsys, f"{path}:7", "cluster_policy.metadata.self", "recursive alias")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", [["kubelet", "merge-hints"], ["autoscale", "hpa-check"]])
+def test_deep_json_on_stdin_is_located(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO('\n{"a": "[[[", "b": ' + "[" * 100_000))
+    _fails_located(command, capsys, "<stdin>:2", "nested more than 100 levels", "column 118")
+
+
+def test_deep_json_series_file_is_located(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    series = tmp_path / "s.json"
+    series.write_text('{"series": ' + "[" * 5000)
+    argv = ["autoscale", "promql", "m", "--series", str(series)]
+    _fails_located(argv, capsys, f"{series}:1", "nested more than 100 levels")
+
+
+def test_deep_yaml_scenario_is_located(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for depth in (150, 100_000):
+        path = _scenario(tmp_path, "name: x\nnode_pools:\n  - " + "[" * depth + "]" * depth + "\n")
+        argv = ["simulate", str(path), "--out", str(tmp_path / "o")]
+        _fails_located(argv, capsys, f"{path}:3", "nested more than 100 levels")
