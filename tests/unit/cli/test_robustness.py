@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from gpuplane.cli.main import run
+from tests.unit.cli.test_dra_cli import DRIVER, NODE, claim, exact, gpu, gpu_class, rslice, write
 
 
 def _fails_located(argv: list[str], capsys: pytest.CaptureFixture[str], *where: str) -> str:
@@ -74,6 +75,34 @@ def test_recursive_alias_is_refused_before_the_run(
     argv = ["simulate", str(path), "--until", "1m", "--out", str(out)]
     _fails_located(argv, capsys, f"{path}:7", "cluster_policy.metadata.self", "recursive alias")
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        "(" * 2000 + "true" + ")" * 2000,
+        "!" * 5000 + "true",
+        "device.driver in " + "[" * 2000 + "]" * 2000,
+    ],
+    ids=["parentheses", "negations", "lists"],
+)
+def test_deep_cel_selector_is_located(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], selector: str
+) -> None:
+    docs = [gpu_class(), rslice("s", [gpu(0)]), claim("c", exact("gpu", 1, selector))]
+    path = write(tmp_path, docs)
+    err = _fails_located(
+        ["dra", "allocate", str(path), "--node", NODE], capsys, "recursion limit exceeded: 100"
+    )
+    assert "column" in err and str(path) in err
+
+
+def test_cel_selector_below_the_depth_limit_parses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    selector = "(" * 90 + f'device.driver == "{DRIVER}"' + ")" * 90
+    docs = [gpu_class(), rslice("s", [gpu(0)]), claim("c", exact("gpu", 1, selector))]
+    assert run(["dra", "allocate", str(write(tmp_path, docs)), "--node", NODE]) == 0
 
 
 @pytest.mark.parametrize("command", [["kubelet", "merge-hints"], ["autoscale", "hpa-check"]])
