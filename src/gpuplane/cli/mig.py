@@ -11,6 +11,7 @@ from rich.table import Table
 from gpuplane.api.strategies import MigStrategy
 from gpuplane.cli.console import out, print_json
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 from gpuplane.slicing.mig.catalog import get_mig_gpu
 from gpuplane.slicing.mig.current_file import read_current_layouts
 from gpuplane.slicing.mig.demand import parse_demand
@@ -61,7 +62,7 @@ def _unverified(gpu: MigGpu) -> str:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text("utf-8")
+        return read_user_text(path)
     except OSError as exc:
         raise InputError(
             f"cannot read {path}: {exc.strerror}",

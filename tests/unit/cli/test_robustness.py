@@ -127,3 +127,30 @@ def test_deep_yaml_scenario_is_located(tmp_path: Path, capsys: pytest.CaptureFix
         path = _scenario(tmp_path, "name: x\nnode_pools:\n  - " + "[" * depth + "]" * depth + "\n")
         argv = ["simulate", str(path), "--out", str(tmp_path / "o")]
         _fails_located(argv, capsys, f"{path}:3", "nested more than 100 levels")
+
+
+def test_non_utf8_keda_file_is_located(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "k.yaml"
+    path.write_bytes(
+        b"apiVersion: keda.sh/v1alpha1\nkind: ScaledObject\nmetadata: {name: caf\xe9}\n"
+    )
+    _fails_located(["autoscale", "keda-hpa", str(path)], capsys, f"{path}:3", "byte offset 68")
+
+
+def test_non_utf8_series_file_is_located(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    series = tmp_path / "s.csv"
+    series.write_bytes(b"t,name,value\n0,m,1\n1,m\xff,2\n")
+    argv = ["autoscale", "promql", "m", "--series", str(series)]
+    _fails_located(argv, capsys, f"{series}:3", "not UTF-8", "0xff")
+
+
+@pytest.mark.parametrize("command", [["kubelet", "merge-hints"], ["autoscale", "hpa-check"]])
+def test_non_utf8_stdin_under_a_strict_locale_is_located(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    # PYTHONIOENCODING=utf-8:strict: sys.stdin decodes strictly; gpuplane reads its bytes.
+    stdin = io.TextIOWrapper(io.BytesIO(b'{\n"policy": "\xc3("}\n'), "utf-8", errors="strict")
+    monkeypatch.setattr("sys.stdin", stdin)
+    _fails_located(command, capsys, "<stdin>:2", "byte offset 13")
