@@ -10,6 +10,7 @@ from rich.table import Table
 
 from gpuplane.api.strategies import MigStrategy
 from gpuplane.cli.console import out, print_json
+from gpuplane.cli.numbers import finite
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.textio import read_user_text
 from gpuplane.slicing.mig.catalog import get_mig_gpu
@@ -186,7 +187,9 @@ def plan_command(
             help="nvml (per-instance changes) or mig-parted (changed GPUs are rebuilt from counts)."
         ),
     ] = "nvml",
-    time_limit: Annotated[float, typer.Option(min=0.1, help="Solver seconds per stage.")] = 30.0,
+    time_limit: Annotated[
+        float, typer.Option(help="Solver seconds per stage.", callback=finite(minimum=0.1))
+    ] = 30.0,
     json_out: JsonOpt = False,
 ) -> None:
     """Target layouts serving the demand on the fewest GPUs (then fewest reconfigured, then fewest

@@ -154,3 +154,25 @@ def test_non_utf8_stdin_under_a_strict_locale_is_located(
     stdin = io.TextIOWrapper(io.BytesIO(b'{\n"policy": "\xc3("}\n'), "utf-8", errors="strict")
     monkeypatch.setattr("sys.stdin", stdin)
     _fails_located(command, capsys, "<stdin>:2", "byte offset 13")
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["serving", "memory", "--weights-gib", "nan"], "--weights-gib"),
+        (["serving", "memory", "--gpu-memory-gib", "inf"], "--gpu-memory-gib"),
+        (["serving", "memory", "--non-torch-gib", "-1"], "--non-torch-gib"),
+        (["serving", "memory", "--gpu-memory-utilization", "nan"], "--gpu-memory-utilization"),
+        (["topo", "ring", "dgx-h100", "--gpus", "0,1", "--message-mib", "inf"], "--message-mib"),
+        (["topo", "ring", "dgx-h100", "--gpus", "0,1", "--message-mib", "1e300"], "--message-mib"),
+        (["serving", "kv-transfer", "--tokens", "100", "--nic-gbit", "nan"], "--nic-gbit"),
+        (["serving", "kv-transfer", "--tokens", "100", "--nic-gbit", "0"], "--nic-gbit"),
+    ],
+)
+def test_non_finite_numeric_options_name_the_option(
+    capsys: pytest.CaptureFixture[str], argv: list[str], option: str
+) -> None:
+    model = ["--model", "Qwen/Qwen2.5-7B-Instruct"] if argv[0] == "serving" else []
+    gpu = ["--gpu", "H100-80GB-SXM"] if argv[1] == "memory" else []
+    err = _fails_located([*argv[:2], *model, *gpu, *argv[2:]], capsys, f"{option}:")
+    assert "out of range" in err and "nan ms" not in err
