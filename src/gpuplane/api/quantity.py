@@ -40,6 +40,14 @@ _DECIMAL_SUFFIX |= {"P": 15, "E": 18}
 _BINARY_SUFFIX = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 
 
+class QuantityRangeError(InputError, ValueError):
+    """A quantity too large for the 64-bit integer the API server keeps (``Value``/``MilliValue``).
+
+    An InputError so an unlocated one still reaches the user as a message; a ValueError so the
+    callers that catch it to add the field keep working.
+    """
+
+
 class QuantityFormat(StrEnum):
     DECIMAL_SI = "DecimalSI"
     BINARY_SI = "BinarySI"
@@ -67,14 +75,14 @@ class Quantity:
         return (diff > 0) - (diff < 0)
 
     def scaled_value(self, scale: int) -> int:
-        """``ceil(q / 10**scale)`` (``Quantity.ScaledValue``); ValueError beyond int64."""
+        """``ceil(q / 10**scale)`` (``Quantity.ScaledValue``); QuantityRangeError beyond int64."""
         if self.mantissa == 0:
             return 0
         shift = self.exp10 - scale
         magnitude = abs(self.mantissa)
         if shift >= 0:
             if _num_digits(magnitude) + shift > 19:
-                raise ValueError("does not fit a 64-bit integer")
+                raise self._range_error()
             result = self.mantissa * _pow10(shift)
         elif -shift > _num_digits(magnitude):
             # |q| < 10**scale: the ceiling is 1 for a positive and 0 for a negative value.
@@ -82,8 +90,14 @@ class Quantity:
         else:
             result = -((-self.mantissa) // _pow10(-shift))
         if not -INT64_MAX - 1 <= result <= INT64_MAX:
-            raise ValueError("does not fit a 64-bit integer")
+            raise self._range_error()
         return result
+
+    def _range_error(self) -> QuantityRangeError:
+        return QuantityRangeError(
+            f"{self.text!r} does not fit a 64-bit integer",
+            expected=f"at most {INT64_MAX} (in the resource's unit)",
+        )
 
     def milli_value(self) -> int:
         """``Quantity.MilliValue``: thousandths, rounded up (``0.0001`` -> 1)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,6 +18,7 @@ from gpuplane.cli.cases.hpa_check import FAMILIES, run_json
 from gpuplane.cli.console import print_json
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_stdin, read_user_text
 from gpuplane.k8s.scaled_object import load_scaled_objects
 
 autoscale_app = typer.Typer(
@@ -32,7 +32,7 @@ autoscale_app = typer.Typer(
 def hpa_check_command() -> None:
     """Read one case of shared/reference/hpa-examples.json on stdin (without its expected*
     fields, with "family" naming its list) and print the computed expected* values as JSON."""
-    print_json(run_json(sys.stdin.read()))
+    print_json(run_json(read_stdin()))
 
 
 def _prom_value(v: float) -> str:
@@ -67,7 +67,7 @@ def promql_command(
     """Evaluate QUERY on a small sample file; print the result as Prometheus's /api/v1/query
     data object ({"resultType", "result"})."""
     try:
-        text = series.read_text(encoding="utf-8")
+        text = read_user_text(series)
     except OSError as err:
         raise InputError(
             f"cannot read {series}: {err.strerror}", location=Location(str(series))

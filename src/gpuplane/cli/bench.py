@@ -20,6 +20,7 @@ from rich.table import Table
 
 import gpuplane
 from gpuplane.cli.console import err, out, print_json
+from gpuplane.cli.numbers import finite
 from gpuplane.core.errors import InputError, Location
 from gpuplane.scheduler.openb.experiment import PAPER_SEEDS, ProtocolResult, run_protocol
 from gpuplane.scheduler.openb.simulator import Progress as ProgressFn
@@ -167,7 +168,10 @@ def openb_command(
         str, typer.Option(help="Seeds: comma-separated numbers or ranges, e.g. 42-51.")
     ] = f"{PAPER_SEEDS[0]}-{PAPER_SEEDS[-1]}",
     tune_ratio: Annotated[
-        float, typer.Option(min=0.0, help="Total GPU demand / cluster GPUs (0: no tuning).")
+        float,
+        typer.Option(
+            help="Total GPU demand / cluster GPUs (0: no tuning).", callback=finite(minimum=0.0)
+        ),
     ] = TUNE_RATIO,
     frag: Annotated[bool, typer.Option(help="Also track fragmentation (slower).")] = False,
     curves: Annotated[bool, typer.Option(help="Include each seed's 0-130 % curve.")] = False,

@@ -14,6 +14,7 @@ import typer
 from gpuplane.cli.console import print_json
 from gpuplane.cli.fit_view import print_answer
 from gpuplane.cli.html_out import write_html
+from gpuplane.cli.numbers import MAX_MESSAGE_MIB, finite
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
@@ -114,7 +115,11 @@ def fit_command(
     json_out: Annotated[bool, typer.Option("--json", help="Same as -o json.")] = False,
     message_mib: Annotated[
         float,
-        typer.Option("--message-mib", min=0.0, help="All-reduce size per GPU for the ring times."),
+        typer.Option(
+            "--message-mib",
+            help="All-reduce size per GPU for the ring times.",
+            callback=finite(minimum=0.0, maximum=MAX_MESSAGE_MIB),
+        ),
     ] = 256.0,
     capacity_limit: Annotated[
         int,

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
 from gpuplane.cli.cases.merge_hints import run_json
 from gpuplane.cli.console import print_json
+from gpuplane.core.textio import read_stdin
 
 kubelet_app = typer.Typer(
     help="kubelet node-level decisions (Topology Manager).",
@@ -20,4 +19,4 @@ kubelet_app = typer.Typer(
 def merge_hints_command() -> None:
     """Read one Topology Manager case (JSON: policy, policy_options, numa_nodes, numa_distances,
     providers_hints) on stdin; print {"affinity", "preferred", "admit"} as the kubelet decides."""
-    print_json(run_json(sys.stdin.read()))
+    print_json(run_json(read_stdin()))

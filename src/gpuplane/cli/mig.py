@@ -11,7 +11,9 @@ from rich.table import Table
 from gpuplane.api.strategies import MigStrategy
 from gpuplane.cli.console import out, print_json
 from gpuplane.cli.html_out import write_html
+from gpuplane.cli.numbers import finite
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 from gpuplane.report.html.mig_plan_page import mig_plan_page
 from gpuplane.slicing.mig.catalog import get_mig_gpu
 from gpuplane.slicing.mig.current_file import read_current_layouts
@@ -63,7 +65,7 @@ def _unverified(gpu: MigGpu) -> str:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text("utf-8")
+        return read_user_text(path)
     except OSError as exc:
         raise InputError(
             f"cannot read {path}: {exc.strerror}",
@@ -187,7 +189,9 @@ def plan_command(
             help="nvml (per-instance changes) or mig-parted (changed GPUs are rebuilt from counts)."
         ),
     ] = "nvml",
-    time_limit: Annotated[float, typer.Option(min=0.1, help="Solver seconds per stage.")] = 30.0,
+    time_limit: Annotated[
+        float, typer.Option(help="Solver seconds per stage.", callback=finite(minimum=0.1))
+    ] = 30.0,
     json_out: JsonOpt = False,
     html: Annotated[
         Path | None,

@@ -11,6 +11,7 @@ import typer
 
 from gpuplane.cli.console import out
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.report.chrome_trace import chrome_trace
 from gpuplane.report.html.pool_view import PoolInfo, pools_from_config, pools_from_spec
@@ -61,7 +62,7 @@ def write_trace(run: RunData, path: Path) -> None:
 def _openb(path: Path) -> dict[str, Any] | None:
     if not path.exists():
         return None
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(read_user_text(path))
     return data
 
 

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from gpuplane.cli.fit import _snapshot
+from gpuplane.cli.numbers import finite
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
@@ -54,24 +55,36 @@ def extender_command(
         float,
         typer.Option(
             "--relist-s",
-            min=0.0,
+            callback=finite(minimum=0.0),
             help="--kubeconfig: list the resources not watched again every N s (0: once).",
         ),
     ] = 60.0,
     assume_ttl_s: Annotated[
         float,
-        typer.Option("--assume-ttl-s", min=0.0, help="How long an answered pod counts as bound."),
+        typer.Option(
+            "--assume-ttl-s",
+            callback=finite(minimum=0.0),
+            help="How long an answered pod counts as bound.",
+        ),
     ] = 30.0,
     packing_weight: Annotated[
         float,
-        typer.Option("--packing-weight", min=0.0, max=1.0, help="Packing's share of the score."),
+        typer.Option(
+            "--packing-weight",
+            callback=finite(minimum=0.0, maximum=1.0),
+            help="Packing's share of the score.",
+        ),
     ] = 0.3,
     max_body_mib: Annotated[
         int, typer.Option("--max-body-mib", min=1, help="Largest request body accepted.")
     ] = 64,
     deadline_s: Annotated[
         float,
-        typer.Option("--deadline-s", min=0.1, max=30.0, help="Answer (with an error) by then."),
+        typer.Option(
+            "--deadline-s",
+            callback=finite(minimum=0.1, maximum=30.0),
+            help="Answer (with an error) by then.",
+        ),
     ] = DEADLINE_S,
 ) -> None:
     """Answer kube-scheduler's filter, prioritize and preempt calls from gpuplane's kubelet

@@ -12,6 +12,7 @@ from rich.table import Table
 
 import gpuplane
 from gpuplane.cli.console import err, out, print_json
+from gpuplane.cli.numbers import finite
 from gpuplane.core.errors import InputError
 from gpuplane.core.units import GIB
 from gpuplane.core.validation import validate_model
@@ -121,7 +122,7 @@ def memory_command(
     gpu: GpuOpt,
     tp: TpOpt = 1,
     gpu_memory_utilization: Annotated[
-        float, typer.Option(help="Fraction of total GPU memory vLLM may use.")
+        float, typer.Option(help="Fraction of total GPU memory vLLM may use.", callback=finite())
     ] = 0.9,
     max_model_len: Annotated[
         int | None, typer.Option(help="Longest request; default: from config.json.")
@@ -134,15 +135,24 @@ def memory_command(
     ] = None,
     max_num_seqs: Annotated[int | None, typer.Option(help="Requests per step.")] = None,
     gpu_memory_gib: Annotated[
-        float | None, typer.Option(help="Total GPU memory as CUDA reports it (GiB).")
+        float | None,
+        typer.Option(help="Total GPU memory as CUDA reports it (GiB).", callback=finite(above=0.0)),
     ] = None,
-    weights_gib: Annotated[float | None, typer.Option(help="Measured weights per GPU.")] = None,
+    weights_gib: Annotated[
+        float | None, typer.Option(help="Measured weights per GPU.", callback=finite(minimum=0.0))
+    ] = None,
     activation_gib: Annotated[
-        float | None, typer.Option(help="Measured PyTorch activation peak.")
+        float | None,
+        typer.Option(help="Measured PyTorch activation peak.", callback=finite(minimum=0.0)),
     ] = None,
-    non_torch_gib: Annotated[float | None, typer.Option(help="Measured non-torch memory.")] = None,
+    non_torch_gib: Annotated[
+        float | None, typer.Option(help="Measured non-torch memory.", callback=finite(minimum=0.0))
+    ] = None,
     other_processes_gib: Annotated[
-        float, typer.Option(help="GPU memory already held by other processes.")
+        float,
+        typer.Option(
+            help="GPU memory already held by other processes.", callback=finite(minimum=0.0)
+        ),
     ] = 0.0,
     json_out: JsonOpt = False,
 ) -> None:
@@ -293,7 +303,10 @@ def kv_transfer_command(
     model: ModelOpt,
     tokens: Annotated[int, typer.Option(min=0, help="Prompt tokens whose KV cache moves.")],
     nic_gbit: Annotated[
-        float | None, typer.Option(help="Between nodes: NIC speed in Gb/s (e.g. 400).")
+        float | None,
+        typer.Option(
+            help="Between nodes: NIC speed in Gb/s (e.g. 400).", callback=finite(above=0.0)
+        ),
     ] = None,
     ranks: Annotated[
         int, typer.Option(min=1, help="Prefill TP ranks sending their shares in parallel.")

@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from gpuplane.cli.console import out, print_json
+from gpuplane.cli.numbers import MAX_MESSAGE_MIB, finite
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.nrt_manifest import nrt_manifest_yaml
 from gpuplane.kubelet.gpu_sets import pick_gpus
@@ -144,7 +145,11 @@ def ring_command(
     ref: RefArg,
     gpus: Annotated[str, typer.Option(help="GPU indices, e.g. 0,1,2,3.")],
     message_mib: Annotated[
-        float, typer.Option(min=0.0, help="All-reduce size per GPU in MiB.")
+        float,
+        typer.Option(
+            help="All-reduce size per GPU in MiB.",
+            callback=finite(minimum=0.0, maximum=MAX_MESSAGE_MIB),
+        ),
     ] = 64.0,
     gpu_model: GpuModelOpt = None,
     json_out: JsonOpt = False,

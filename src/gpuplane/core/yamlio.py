@@ -3,8 +3,8 @@
 Every user file gpuplane reads (scenarios, hardware descriptions, the GPU catalog) goes through
 :func:`validate_yaml`, so every mistake is reported as ``file:line: field.path: problem; expected
 ...``. Beyond PyYAML's safe loader this rejects duplicate keys (PyYAML silently keeps the last),
-keeps ``2024-05-01`` a string rather than a date, survives recursive aliases, and names the valid
-keys when a key is unknown.
+keeps ``2024-05-01`` a string rather than a date, refuses recursive aliases (``&a [*a]``: data
+nothing can write back) and names the valid keys when a key is unknown.
 """
 
 from __future__ import annotations
@@ -17,11 +17,20 @@ import yaml
 from pydantic import BaseModel
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.nesting import MAX_JSON_DEPTH, check_json_depth
 from gpuplane.core.validation import field_path, validate_model
 
 M = TypeVar("M", bound=BaseModel)
 
-__all__ = ["LazyLineIndex", "LineIndex", "field_path", "load_fast", "parse_yaml", "validate_yaml"]
+__all__ = [
+    "LazyLineIndex",
+    "LineIndex",
+    "field_path",
+    "load_fast",
+    "parse_yaml",
+    "reject_recursive_aliases",
+    "validate_yaml",
+]
 
 # The last component of a field path: ".key", "[3]" or a bare top-level key.
 _LAST_PART = re.compile(r"(\.[^.\[\]]*|\[\d+\]|[^.\[\]]+)$")
@@ -78,12 +87,63 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
+def _short(path: str) -> str | None:
+    return (path[:60] + "...") if len(path) > 60 else (path or None)
+
+
+def reject_recursive_aliases(root: yaml.Node, source: str | None) -> None:
+    """Refuse an alias inside its own anchor (``&m {self: *m}``) and nesting past MAX_JSON_DEPTH.
+
+    PyYAML builds a recursive alias as a self-containing dict, which nothing downstream can walk
+    or write (json: "Circular reference detected"), so it is refused here, before anything runs.
+    The walk is iterative; the depth bound keeps the recursive walkers after it (the line index,
+    pydantic, the writers) far from Python's recursion limit.
+    """
+    on_path: set[int] = set()
+    done: set[int] = set()
+    # (node, field path, line of the key or item that leads to it, depth, leaving?)
+    start = (root, "", root.start_mark.line + 1, 0, False)
+    stack: list[tuple[yaml.Node, str, int, int, bool]] = [start]
+    while stack:
+        node, path, line, depth, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(node))
+            done.add(id(node))
+            continue
+        if depth > MAX_JSON_DEPTH:
+            raise InputError(
+                f"nested more than {MAX_JSON_DEPTH} levels deep",
+                expected=f"at most {MAX_JSON_DEPTH} nested mappings and lists",
+                location=Location(source, node.start_mark.line + 1, _short(path)),
+            )
+        if id(node) in on_path:
+            raise InputError(
+                f"recursive alias: {path or 'the document'} refers to an anchor that contains it",
+                expected="aliases (*name) only to anchors (&name) outside themselves",
+                location=Location(source, line, path or None),
+            )
+        if id(node) in done:
+            continue
+        on_path.add(id(node))
+        stack.append((node, path, line, depth, True))
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in reversed(node.value):
+                key = str(key_node.value)
+                child = f"{path}.{key}" if path else key
+                stack.append((value_node, child, key_node.start_mark.line + 1, depth + 1, False))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in reversed(list(enumerate(node.value))):
+                stack.append((item, f"{path}[{i}]", item.start_mark.line + 1, depth + 1, False))
+
+
 def parse_yaml(text: str, source: str) -> tuple[yaml.Node | None, Any]:
     """The node tree and the data of one YAML document; syntax errors are located InputErrors."""
     loader: _Loader | None = None
     try:
         loader = _Loader(text)
         node = loader.get_single_node()
+        if node is not None:
+            reject_recursive_aliases(node, source)
         return node, (loader.construct_document(node) if node is not None else None)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
@@ -99,8 +159,16 @@ def parse_yaml(text: str, source: str) -> tuple[yaml.Node | None, Any]:
         raise InputError(
             f"YAML error: {err.reason}", expected="printable text", location=Location(source, line)
         ) from None
-    except (yaml.YAMLError, ValueError, RecursionError) as err:
-        # ValueError: an explicit ``!!timestamp 2024-13-45``; RecursionError: absurd nesting.
+    except RecursionError:
+        # PyYAML composes recursively: absurd nesting fails there, where the reader stopped.
+        line = loader.line + 1 if loader is not None else None
+        raise InputError(
+            f"nested more than {MAX_JSON_DEPTH} levels deep",
+            expected=f"at most {MAX_JSON_DEPTH} nested mappings and lists",
+            location=Location(source, line),
+        ) from None
+    except (yaml.YAMLError, ValueError) as err:
+        # ValueError: an explicit ``!!timestamp 2024-13-45``.
         raise InputError(
             f"YAML error: {err}", expected="valid YAML", location=Location(source)
         ) from None
@@ -191,6 +259,7 @@ def load_fast(text: str, source: str, *, first_line: int = 1) -> Any:
     stripped = text.lstrip()
     try:
         if stripped[:1] in ("{", "["):
+            check_json_depth(text, source)
             try:
                 return json.loads(text, object_pairs_hook=_json_pairs)
             except ValueError:
@@ -198,7 +267,11 @@ def load_fast(text: str, source: str, *, first_line: int = 1) -> Any:
         loader = _FastLoader(text)
         loader._gp_source = source
         try:
-            return loader.get_single_data()
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            reject_recursive_aliases(node, source)
+            return loader.construct_document(node)
         finally:
             loader.dispose()
     except InputError as err:

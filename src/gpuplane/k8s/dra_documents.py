@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.nesting import check_json_depth
+from gpuplane.core.textio import read_user_text
 from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.k8s.dra_manifests import KINDS, DraObjects, parse_dra_object
 from gpuplane.k8s.field_errors import LineOf, fail, join_path, relocate
@@ -77,6 +79,7 @@ def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _json_document(text: str, source: str) -> _Document:
+    check_json_depth(text, source)
     try:
         data = json.loads(text, object_pairs_hook=_reject_duplicate_keys)
     except json.JSONDecodeError as err:
@@ -171,7 +174,7 @@ def load_dra_objects(text: str, source: str) -> tuple[LocatedDraObject, ...]:
 def read_dra_file(path: Path) -> tuple[LocatedDraObject, ...]:
     """``load_dra_objects`` of a file; an unreadable file is an InputError naming it."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_text(path)
     except FileNotFoundError:
         problem = f"{path} not found"
     except IsADirectoryError:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 from gpuplane.k8s.dra_manifests import parse_dra_object
 from gpuplane.k8s.field_errors import relocate
 from gpuplane.k8s.manifests import SUPPORTED, parse_manifest
@@ -108,7 +109,7 @@ def _dra_object(
 def read_workload(path: Path) -> Workload:
     source = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_text(path)
     except FileNotFoundError:
         raise InputError(
             "file not found", expected="a workload YAML file", location=Location(source)

@@ -68,6 +68,19 @@ def _quantity(value: object, field: str) -> Quantity:
         raise fail(err.problem, field, err.expected) from None
 
 
+def _amount(value: object, field: str, *, milli: bool) -> int:
+    """The integer (or thousandths) of a quantity, too-large values named at ``field``."""
+    quantity = _quantity(value, field)
+    try:
+        return quantity.milli_value() if milli else quantity.value()
+    except ValueError:
+        raise fail(
+            f"{quantity.text!r} is too large",
+            field,
+            "at most 2^63-1 " + ("millicores" if milli else "bytes"),
+        ) from None
+
+
 def parse_reserved(value: Mapping[str, QuantityText] | str, field: str) -> dict[str, int]:
     """kubelet --kube-reserved / --system-reserved -> canonical integers."""
     pairs: Mapping[str, object] = (
@@ -117,7 +130,7 @@ def eviction_memory_bytes(value: Mapping[str, str] | str, capacity: int, field: 
     quantity = _quantity(threshold, where)
     if quantity.sign() < 0:
         raise fail(f"{threshold!r} cannot be negative", where)
-    return quantity.value()
+    return _amount(threshold, where, milli=False)
 
 
 def _capacity(topology: NodeTopology) -> tuple[int | None, int | None]:
@@ -145,7 +158,7 @@ def _allocatable(
         PODS: (override.pods if override and override.pods else control.max_pods)
     }
     if override is not None and override.cpu is not None:
-        out[CPU] = _quantity(override.cpu, f"{path}.allocatable.cpu").milli_value()
+        out[CPU] = _amount(override.cpu, f"{path}.allocatable.cpu", milli=True)
     elif cpu_cap is None:
         raise fail(
             f"topology {topology.name!r} does not list every CPU of the node",
@@ -155,7 +168,7 @@ def _allocatable(
     else:
         out[CPU] = max(cpu_cap - reserved.get(CPU, 0), 0)
     if override is not None and override.memory is not None:
-        out[MEMORY] = _quantity(override.memory, f"{path}.allocatable.memory").value()
+        out[MEMORY] = _amount(override.memory, f"{path}.allocatable.memory", milli=False)
     elif mem_cap is None:
         raise fail(
             f"topology {topology.name!r} does not give the memory of every NUMA node",

@@ -13,6 +13,7 @@ from pathlib import Path
 from gpuplane.autoscaler.keda.model import ScaledObjectIn
 from gpuplane.autoscaler.keda.validation import scaled_object_from_dict
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 from gpuplane.k8s.yaml_documents import read_documents
 
 
@@ -41,7 +42,7 @@ def scaled_objects_from_text(text: str, source: str) -> list[ScaledObjectIn]:
 def load_scaled_objects(path: Path) -> list[ScaledObjectIn]:
     """Every ScaledObject of a YAML file; InputError if the file has none or one is invalid."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_text(path)
     except OSError as err:
         raise InputError(
             f"cannot read {path}: {err.strerror}", location=Location(str(path))

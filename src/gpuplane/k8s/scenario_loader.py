@@ -14,6 +14,7 @@ from typing import Any
 
 from gpuplane.autoscaler.keda.model import ScaledObjectIn
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.k8s.cluster_policy import parse_cluster_policy
 from gpuplane.k8s.dra_manifests import load_dra_manifests
@@ -44,7 +45,7 @@ class LoadedScenario:
 def _read_scenario(path: Path) -> tuple[Any, LineIndex]:
     source = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_text(path)
     except FileNotFoundError:
         raise InputError(
             "file not found", expected="a scenario YAML file", location=Location(source)

@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 from gpuplane.core.validation import first_error
 from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.k8s.field_errors import relocate
@@ -29,7 +30,7 @@ def read_scheduler_config(
 ) -> tuple[tuple[ProfileConfig, ...], tuple[str, ...]]:
     source = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_text(path)
     except FileNotFoundError:
         raise InputError(
             "file not found", expected=f"a {KIND} YAML file", location=Location(source)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 from gpuplane.k8s.field_errors import LineOf, fail, relocate
 from gpuplane.k8s.manifests import ParsedManifest, load_manifest, render_warnings
 from gpuplane.k8s.traces import load_trace
@@ -40,7 +41,7 @@ class _Document:
 def read_text(path: Path, what: str, source: str, line_of: LineOf, field: str) -> str:
     """A file named at ``field`` of ``source``; a missing file is reported at that field."""
     try:
-        return path.read_text(encoding="utf-8")
+        return read_user_text(path)
     except FileNotFoundError:
         problem = f"{path} not found"
     except IsADirectoryError:

@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 from gpuplane.topology.build import build_topology
 from gpuplane.topology.hardware_spec import HardwareSpec, load_hardware_spec
 from gpuplane.topology.model import NodeTopology
@@ -49,7 +50,7 @@ def load_hardware_file(path: str | os.PathLike[str]) -> NodeTopology:
     """Build the node described by the user's YAML file at ``path``."""
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_user_text(Path(path))
     except UnicodeDecodeError:
         raise InputError(
             "the file is not UTF-8 text",

@@ -4,7 +4,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from gpuplane.core.errors import InputError
-from gpuplane.core.yamlio import field_path, validate_yaml
+from gpuplane.core.yamlio import field_path, load_fast, parse_yaml, validate_yaml
 
 
 class Item(BaseModel):
@@ -33,7 +33,8 @@ class Doc(BaseModel):
         ("", "f.yaml:1: the file is empty; expected a Doc document"),
         ("- 1\n- 2\n", "f.yaml:1: got [1, 2]; expected a mapping with keys items"),
         ("items: []\nitems: [{x: 1}]\n", "f.yaml:2: items: duplicate key 'items'"),
-        ("items: &a [*a]\n", "f.yaml:1: items[0]: got"),
+        ("items: &a [*a]\n", "f.yaml:1: items[0]: recursive alias"),
+        ("items:\n  - &m {x: 1, self: *m}\n", "f.yaml:2: items[0].self: recursive alias"),
         ("items:\n  - x: \x07\n", "f.yaml:2: YAML error"),
     ],
 )
@@ -58,3 +59,15 @@ def test_field_path() -> None:
     assert (
         field_path(("workloads", 3, "spec", "containers", 0)) == "workloads[3].spec.containers[0]"
     )
+
+
+def test_shared_aliases_are_not_recursive() -> None:
+    text = "base: &b {x: 1}\nitems: [*b, *b]\n"
+    node, data = parse_yaml(text, "f.yaml")
+    assert node is not None
+    assert data["items"] == [{"x": 1}, {"x": 1}]
+
+
+def test_recursive_alias_in_fast_loader_is_located() -> None:
+    with pytest.raises(InputError, match=r"f.yaml:2: a.self: recursive alias"):
+        load_fast("a: &m\n  self: *m\n", "f.yaml")

@@ -189,7 +189,8 @@ def test_empty_or_non_mapping_files(text: str, word: str) -> None:
 def test_recursive_alias_is_a_located_error_not_a_crash() -> None:
     with pytest.raises(InputError) as info:
         load(sub("name: tiny", "name: &a [*a]"))
-    assert info.value.location.line == 1 and info.value.location.field == "name"
+    assert info.value.location.line == 1 and info.value.location.field == "name[0]"
+    assert "recursive alias" in info.value.problem
 
 
 def test_dates_stay_strings() -> None:

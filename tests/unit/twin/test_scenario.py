@@ -63,5 +63,5 @@ def test_missing_and_binary_files(tmp_path: Path) -> None:
         load_scenario(tmp_path / "nope.yaml")
     bad = tmp_path / "bin.yaml"
     bad.write_bytes(b"\xff\xfe\x00garbage")
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match=r"bin.yaml:1: not UTF-8: byte 0xff at byte offset 0"):
         load_scenario(bad)

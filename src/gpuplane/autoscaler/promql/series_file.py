@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.nesting import check_json_depth
 from gpuplane.core.tsdb import SeriesStore, labels_of
 from gpuplane.core.validation import validate_model
 
@@ -136,6 +137,7 @@ def load_series_text(text: str, source: str) -> SeriesStore:
     """A store from a JSON (starts with ``{``) or CSV sample file."""
     stripped = text.lstrip()
     if stripped.startswith("{"):
+        check_json_depth(text, source)
         try:
             data = json.loads(text)
         except json.JSONDecodeError as err:

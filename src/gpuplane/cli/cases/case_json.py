@@ -6,10 +6,12 @@ import json
 from typing import Any
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.nesting import check_json_depth
 
 
 def parse_case_json(text: str, source: str) -> Any:
-    """The JSON value of ``text``; bad JSON is an input error located at its line."""
+    """The JSON value of ``text``; bad or too deeply nested JSON is an input error at its line."""
+    check_json_depth(text, source)
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 from gpuplane.k8s.cluster.api_lister import RawObject
 from gpuplane.k8s.cluster.catalogue import SNAPSHOT_KEYS, resource_for_kind
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot, Skipped
@@ -128,7 +129,7 @@ def _unused_simulator_parts(doc: YamlDocument) -> list[Skipped]:
 
 def _read_file(path: Path) -> tuple[list[_Found], list[Skipped]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the file: {exc}", location=Location(str(path))) from exc
     found: list[_Found] = []

@@ -32,6 +32,7 @@ from gpuplane.api.quantity import parse_quantity
 from gpuplane.api.selectors import LabelSelector as Selector
 from gpuplane.core.cpuset import parse_cpu_list
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.k8s.field_errors import relocate, validate_model
 from gpuplane.k8s.labels import LabelSelector
@@ -87,7 +88,7 @@ class NodeDefaults:
 
 def _read(path: Path, what: str) -> tuple[Any, LineIndex]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_text(path)
     except FileNotFoundError:
         raise InputError("file not found", expected=what, location=Location(str(path))) from None
     except (OSError, UnicodeDecodeError) as err:

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 from gpuplane.core.yamlio import LazyLineIndex, LineIndex, load_fast
 from gpuplane.k8s.cluster.api_lister import RawObject
 from gpuplane.k8s.cluster.catalogue import SNAPSHOT_KEYS
@@ -105,7 +106,7 @@ def parse_snapshot(text: str, source: str) -> ClusterSnapshot:
 
 def read_snapshot(path: Path) -> ClusterSnapshot:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the snapshot: {exc}", location=Location(str(path))) from exc
     return parse_snapshot(text, str(path))

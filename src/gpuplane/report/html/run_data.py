@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 
 RUN_FILES = ("summary.json", "events.jsonl", "timeseries.csv", "resolved-config.yaml")
 
@@ -50,7 +51,7 @@ def read_run(run_dir: Path) -> RunData:
     for name in RUN_FILES:
         path = run_dir / name
         try:
-            texts[name] = path.read_text(encoding="utf-8")
+            texts[name] = read_user_text(path)
         except OSError as exc:
             raise InputError(
                 f"cannot read {name}: {exc.strerror or exc}",

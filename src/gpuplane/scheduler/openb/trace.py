@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 from gpuplane.scheduler.policies.types import MILLI_PER_GPU, IntArray, PodRequest
 
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
@@ -160,7 +161,7 @@ def _rows(
     """(line number, row by column name) for every non-blank data row."""
     source = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise InputError(

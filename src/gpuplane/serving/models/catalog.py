@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 from gpuplane.core.yamlio import validate_yaml
 from gpuplane.serving.models.config_fields import parse_json_object
 from gpuplane.serving.models.hf_config import shape_from_config
@@ -115,7 +116,7 @@ def load_config_file(path: Path, *, name: str | None = None) -> ModelShape:
             raise InputError(
                 "the file is larger than 4 MiB", expected="a config.json", location=Location(source)
             )
-        text = path.read_text("utf-8")
+        text = read_user_text(path)
     except FileNotFoundError:
         raise InputError(
             "no such file", expected="a Hugging Face config.json", location=Location(source)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.nesting import check_json_depth
 
 
 def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -26,6 +27,7 @@ def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def parse_json_object(text: str, source: str) -> dict[str, Any]:
     """The top-level JSON object of ``text``; syntax errors and duplicate keys are InputErrors."""
+    check_json_depth(text, source)
     try:
         data = json.loads(text, object_pairs_hook=_reject_duplicates)
     except json.JSONDecodeError as err:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 from gpuplane.serving.steptime.opcost import OpParams
 from gpuplane.topology.catalog import GpuModel
 
@@ -173,7 +174,7 @@ def _family_from_dict(name: str, d: dict[str, Any]) -> FamilyCalibration:
 
 def load_calibration(path: Path) -> Calibration:
     try:
-        text = path.read_text("utf-8")
+        text = read_user_text(path)
         data = json.loads(text)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise InputError(

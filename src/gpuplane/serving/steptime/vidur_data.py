@@ -11,6 +11,7 @@ readers do I/O and nothing else; fitting lives in ``fit.py``.
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 
 Array = npt.NDArray[np.float64]
 MLP_OPS = (
@@ -86,14 +88,14 @@ class CpuOverheadProfile:
 
 def _rows(path: Path) -> list[dict[str, str]]:
     try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            return list(csv.DictReader(handle))
+        text = read_user_text(path)
     except OSError as err:
         raise InputError(
             f"cannot read: {err.strerror}",
             expected="Vidur's profiling CSV",
             location=Location(str(path)),
         ) from None
+    return list(csv.DictReader(io.StringIO(text, newline="")))
 
 
 def _column(rows: list[dict[str, str]], key: str, path: Path, scale: float = 1.0) -> Array:

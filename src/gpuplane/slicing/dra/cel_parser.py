@@ -40,12 +40,28 @@ MEMBER_FUNCTIONS = {
     "contains": (1, "bool"),
 }
 _MACROS = ("all", "exists", "exists_one", "map", "filter", "optMap", "optFlatMap")
+# How deeply sub-expressions (parentheses, list items, arguments, indexes, '!') may nest.
+# cel-go's parser stops at 250 ("expression recursion limit exceeded", parser.MaxRecursionDepth
+# default, which the API server keeps); this recursive-descent parser spends several Python frames
+# a level and the checker and evaluator recurse again, so gpuplane stops earlier, at 100: far above
+# any real selector, and far below Python's recursion limit.
+MAX_DEPTH = 100
 
 
 class _Parser:
     def __init__(self, text: str) -> None:
         self.tokens = tokenize(text)
         self.pos = 0
+        self.depth = 0
+
+    def enter(self, col: int) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise cel_error(
+                f"expression recursion limit exceeded: {MAX_DEPTH}",
+                col,
+                expected=f"sub-expressions nested at most {MAX_DEPTH} deep",
+            )
 
     @property
     def tok(self) -> Token:
@@ -72,9 +88,11 @@ class _Parser:
         return node
 
     def expr(self) -> Node:
+        self.enter(self.tok.col)
         node = self.binary(0)
         if self.at("?"):
             raise unsupported("conditional operator '?:'", self.tok.col)
+        self.depth -= 1
         return node
 
     def binary(self, level: int) -> Node:
@@ -92,7 +110,10 @@ class _Parser:
     def unary(self) -> Node:
         if self.at("!"):
             col = self.take().col
-            return Not(self.unary(), col)
+            self.enter(col)
+            node: Node = Not(self.unary(), col)
+            self.depth -= 1
+            return node
         if self.at("-"):
             col = self.take().col
             if self.tok.kind == "int":

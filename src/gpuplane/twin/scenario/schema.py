@@ -31,6 +31,7 @@ from pydantic import (
 
 from gpuplane.api.taints import TaintEffect
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 from gpuplane.core.yamlio import validate_yaml
 from gpuplane.operator.faults import FaultSpec
 from gpuplane.operator.settings import OperatorSettings
@@ -379,7 +380,7 @@ class Scenario(_Model):
 def load_scenario(path: Path) -> Scenario:
     """The scenario's shape only; ``gpuplane.k8s.scenario_loader`` reads it completely."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_text(path)
     except FileNotFoundError:
         raise InputError(
             "file not found", expected="a scenario YAML file", location=Location(source=str(path))

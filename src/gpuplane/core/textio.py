@@ -1,0 +1,45 @@
+"""User text read as bytes and decoded as UTF-8 explicitly, whatever the locale says.
+
+``Path.read_text`` and ``sys.stdin`` decode with whatever encoding they were given or the locale
+chose (``PYTHONIOENCODING=utf-8:strict``, ``LANG=C``), and a bad byte then surfaces as a
+UnicodeDecodeError traceback. Every file and stream a user hands gpuplane enters through here:
+bytes first, then UTF-8, and a bad byte is an InputError naming its line and byte offset.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from gpuplane.core.errors import InputError, Location
+
+STDIN = "<stdin>"
+
+
+def decode_text(data: bytes, source: str | None) -> str:
+    """``data`` as UTF-8; InputError at the line of the first byte that is not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise InputError(
+            f"not UTF-8: byte 0x{data[err.start]:02x} at byte offset {err.start} "
+            f"(column {column}) {err.reason}",
+            expected="UTF-8 text",
+            location=Location(source, line),
+        ) from None
+
+
+def read_user_text(path: Path) -> str:
+    """The text of a user's file. OSError propagates (callers word it); bad UTF-8 is located."""
+    return decode_text(path.read_bytes(), str(path))
+
+
+def read_stdin() -> str:
+    """All of standard input as UTF-8 whatever the locale (tests may swap in a StringIO)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:
+        return sys.stdin.read()
+    data: bytes = buffer.read()
+    return decode_text(data, STDIN)
