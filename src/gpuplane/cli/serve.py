@@ -1,11 +1,13 @@
 """``gpuplane serve ...``: gpuplane's long-running services. Each command lives in its own
 module and is only registered here: ``extender`` (cli/serve_extender.py) and ``mig-controller``
-(cli/serve_mig.py); docs/live.md describes both."""
+(cli/serve_mig.py), ``engine`` (cli/serve_engine.py) and ``router`` (cli/serve_router.py);
+docs/live.md describes them."""
 
 from __future__ import annotations
 
 import typer
 
+from gpuplane.cli.serve_engine import engine_command
 from gpuplane.cli.serve_extender import extender_command
 from gpuplane.cli.serve_mig import mig_controller_command
 
@@ -14,3 +16,4 @@ serve_app = typer.Typer(
 )
 serve_app.command("extender")(extender_command)
 serve_app.command("mig-controller")(mig_controller_command)
+serve_app.command("engine")(engine_command)
