@@ -10,6 +10,7 @@ import typer
 from gpuplane.cli.serve_engine import engine_command
 from gpuplane.cli.serve_extender import extender_command
 from gpuplane.cli.serve_mig import mig_controller_command
+from gpuplane.cli.serve_router import router_command
 
 serve_app = typer.Typer(
     help="Run gpuplane's services against a live cluster.", no_args_is_help=True
@@ -17,3 +18,4 @@ serve_app = typer.Typer(
 serve_app.command("extender")(extender_command)
 serve_app.command("mig-controller")(mig_controller_command)
 serve_app.command("engine")(engine_command)
+serve_app.command("router")(router_command)

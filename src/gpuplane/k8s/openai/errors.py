@@ -10,6 +10,7 @@ ERROR_TYPES = {
     400: "BadRequestError",
     404: "NotFoundError",
     500: "InternalServerError",
+    502: "BadGatewayError",
     503: "ServiceUnavailableError",
 }
 

@@ -1,4 +1,4 @@
-"""Run an aiohttp application until SIGTERM/SIGINT (or ``stop``), as the long-running services do."""
+"""Run an aiohttp application until SIGTERM/SIGINT (or ``stop``), as the services do."""
 
 from __future__ import annotations
 
