@@ -44,7 +44,9 @@ def test_completion_and_chat_answer_in_openai_shapes() -> None:
                 "total_tokens": 11,
                 "prompt_tokens_details": {"cached_tokens": 0},
             }
-            status, out = await post(client, url + "/v1/chat/completions", {**CHAT, "max_tokens": 3})
+            status, out = await post(
+                client, url + "/v1/chat/completions", {**CHAT, "max_tokens": 3}
+            )
             assert status == 200 and out["object"] == "chat.completion"
             message = out["choices"][0]["message"]
             assert message["role"] == "assistant" and len(message["content"].split()) <= 3
@@ -85,7 +87,9 @@ def test_vllm_error_bodies_for_long_prompts_and_unknown_models() -> None:
                 "4092 output tokens and your prompt contains at least 5 input tokens, for a total of at "
                 "least 4097 tokens."
             )
-            status, out = await post(client, url + "/v1/completions", {**completion(), "model": "x"})
+            status, out = await post(
+                client, url + "/v1/completions", {**completion(), "model": "x"}
+            )
             assert status == 404
             assert out == {
                 "error": {
@@ -158,7 +162,9 @@ def test_a_queue_makes_later_requests_wait_for_their_first_token() -> None:
 
             async def first_token_s(k: int) -> float:
                 start = time.perf_counter()
-                req = completion(f"{k} " + "x" * 8000, max_tokens=2, stream=True)  # no shared prefix
+                req = completion(
+                    f"{k} " + "x" * 8000, max_tokens=2, stream=True
+                )  # no shared prefix
                 async with client.post(url + "/v1/completions", json=req) as resp:
                     async for line in resp.content:
                         if line.startswith(b"data: {"):
