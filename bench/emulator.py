@@ -28,13 +28,16 @@ import os
 import subprocess
 import sys
 import time
+from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import numpy as np
 
 from gpuplane.core.clock import FixedClock
 from gpuplane.k8s.openai.text import segments_of, text_tokens
+from gpuplane.serving.engine.live import RequestRecord
 from gpuplane.serving.engine.wall_clock import ClockDriver
 from gpuplane.serving.request import Request, RequestId
 from gpuplane.topology.catalog import get_gpu_model
@@ -98,7 +101,9 @@ def pct(values: list[float]) -> dict[str, float]:
     return {f"p{q}": float(np.percentile(arr, q)) for q in (50, 90, 99)}
 
 
-async def fidelity(url: str, rate: float, n: int, prompt: int, output: int, seed: int) -> dict:
+async def fidelity(
+    url: str, rate: float, n: int, prompt: int, output: int, seed: int
+) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     gaps = rng.exponential(1.0 / rate, n)
     prompts = [prompt_text(k, int(rng.integers(prompt // 2, prompt * 3 // 2))) for k in range(n)]
@@ -116,7 +121,7 @@ async def fidelity(url: str, rate: float, n: int, prompt: int, output: int, seed
     client_itl = [b - a for r in results for a, b in zip(r[2], r[2][1:], strict=False)]
     twin_ttft, twin_itl, single = twin(prompts, outs, [r[0] - t0 for r in results])
     baseline = {"ttft": single[0], "itl": single[1]}
-    out = {"client": {"ttft": pct(client_ttft), "itl": pct(client_itl)}}
+    out: dict[str, Any] = {"client": {"ttft": pct(client_ttft), "itl": pct(client_itl)}}
     out["twin"] = {"ttft": pct(twin_ttft), "itl": pct(twin_itl)}
     out["baseline_constants"] = baseline
     out["achieved_rate"] = n / (max(r[2][-1] for r in results) - t0)
@@ -128,7 +133,7 @@ def twin(
 ) -> tuple[list[float], list[float], tuple[float, float]]:
     spec = InferenceServerSpec("vllm", MODEL, MODEL, tensor_parallel_size=TP)
 
-    def simulate(reqs: list[Request]) -> list:
+    def simulate(reqs: list[Request]) -> list[RequestRecord]:
         built = engine_for_gpu(spec, get_gpu_model(GPU), record_token_times=True)
         clock = FixedClock()
 
@@ -138,16 +143,19 @@ def twin(
         return ClockDriver(built.engine, clock, jump).run(reqs)
 
     reqs = []
-    for k, (text, out, at) in enumerate(sorted(zip(prompts, outs, arrivals), key=lambda x: x[2])):
+    for k, (text, out, at) in enumerate(
+        sorted(zip(prompts, outs, arrivals, strict=True), key=lambda x: x[2])
+    ):
         tokens = text_tokens(text)
         reqs.append(
             Request(RequestId(f"r{k}"), at, len(tokens), out, segments_of(tokens), max_tokens=out)
         )
     records = simulate(reqs)
     ttft = [r.ttft_s for r in records if r.ttft_s is not None]
-    itl = [b - a for r in records for a, b in zip(r.token_times, r.token_times[1:], strict=False)]
+    itl = [b - a for r in records for a, b in pairwise(r.token_times or ())]
     one_req = simulate([reqs[0]])[0]
     times = one_req.token_times
+    assert times is not None and one_req.ttft_s is not None
     single_itl = (times[-1] - times[0]) / (len(times) - 1)
     return ttft, itl, (one_req.ttft_s, single_itl)
 

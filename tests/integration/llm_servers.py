@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import aiohttp
 from aiohttp import web

@@ -60,8 +60,8 @@ def test_completion_and_chat_answer_in_openai_shapes() -> None:
 def test_streams_one_chunk_per_token_then_usage_and_done() -> None:
     async def body(client: aiohttp.ClientSession) -> None:
         async with emulator() as url:
-            opts = {"stream_options": {"include_usage": True}}
-            got = chunks(await stream(client, url + "/v1/completions", completion(**opts)))
+            opts = completion(stream_options={"include_usage": True})
+            got = chunks(await stream(client, url + "/v1/completions", opts))
             tokens, last = got[:-1], got[-1]
             assert len(tokens) == 6 and all(c["object"] == "text_completion" for c in got)
             assert [c["choices"][0]["finish_reason"] for c in tokens] == [None] * 5 + ["length"]
@@ -84,8 +84,8 @@ def test_vllm_error_bodies_for_long_prompts_and_unknown_models() -> None:
             assert err["type"] == "BadRequestError" and err["code"] == 400
             assert err["message"].startswith(
                 "This model's maximum context length is 4096 tokens. However, you requested "
-                "4092 output tokens and your prompt contains at least 5 input tokens, for a total of at "
-                "least 4097 tokens."
+                "4092 output tokens and your prompt contains at least 5 input tokens, for a "
+                "total of at least 4097 tokens."
             )
             status, out = await post(
                 client, url + "/v1/completions", {**completion(), "model": "x"}
