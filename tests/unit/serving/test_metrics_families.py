@@ -71,7 +71,8 @@ def test_vllm_exposition_parses_with_the_real_names_types_and_buckets() -> None:
     assert les("vllm:inter_token_latency_seconds") == [*ITL, float("inf")]
     assert les("vllm:e2e_request_latency_seconds") == [*LATENCY, float("inf")]
     success = fams["vllm:request_success"].samples
-    assert {s.labels["finished_reason"] for s in success} == {"stop", "length", "abort"}
+    reasons = {s.labels["finished_reason"] for s in success}
+    assert reasons == {"stop", "length", "abort", "error", "repetition"}
     assert all(set(s.labels) == {"model_name", "engine", "finished_reason"} for s in success)
     gauge = fams["vllm:num_requests_running"].samples[0]
     assert set(gauge.labels) == {"model_name", "engine"}

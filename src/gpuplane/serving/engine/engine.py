@@ -110,8 +110,9 @@ class Engine:
             )
         return None
 
-    def add_request(self, req: Request, t: float, external_kv_tokens: int = 0) -> None:
-        """Queue ``req`` at time ``t``; call ``advance(t)`` first.
+    def add_request(self, req: Request, t: float, external_kv_tokens: int = 0) -> LiveRequest:
+        """Queue ``req`` at time ``t``; call ``advance(t)`` first. Returns the request's live
+        state (its ``token_times`` grow as steps commit when ``record_token_times`` is on).
 
         ``external_kv_tokens``: leading prompt tokens whose KV cache was computed by a prefill
         engine and transferred here (P/D disaggregation); at most the prompt minus one, since
@@ -130,6 +131,7 @@ class Engine:
             fl.ends = fl.ends[: fl.done + 1]  # the run stops after the step in progress
         if fl is None and self._pending_at is None:
             self._pending_at = t
+        return live
 
     def advance(self, t: float) -> list[RequestRecord]:
         """Run every step that ends by ``t``; the records of requests that ended."""
@@ -189,6 +191,13 @@ class Engine:
             self._start(self._pending_at)
         fl = self._inflight
         return fl.ends[-1] if fl is not None else math.inf
+
+    def next_step_end_s(self) -> float:
+        """When the next step ends (``inf`` when idle): inside a run of decode steps, the end of
+        the step in progress, not of the run (a live driver sends each step's tokens then)."""
+        self.next_event_time()
+        fl = self._inflight
+        return fl.ends[fl.done] if fl is not None else math.inf
 
     def abort_all(self, t: float) -> list[RequestRecord]:
         """Abort every request on the engine (it is being removed); call ``advance(t)`` first."""

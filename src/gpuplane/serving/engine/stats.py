@@ -116,11 +116,18 @@ class EngineStats:
         self.max_tokens_param = Histogram(tok)
         self.params_n = Histogram(fam.VLLM_PARAMS_N_BUCKETS)
         self.iteration_tokens = Histogram(fam.VLLM_ITERATION_TOKENS_BUCKETS)
+        self.prefill_computed = Histogram(tok)
+        self.num_preemptions_hist = Histogram(fam.VLLM_NUM_PREEMPTIONS_BUCKETS)
+        # Prompt tokens at the first token: found in the cache, loaded from another engine.
+        self.prompt_cached_tokens = 0
+        self.prompt_external_tokens = 0
 
     # -- per event ------------------------------------------------------------------------
     def first_token(self, r: LiveRequest, t: float) -> None:
         self.ttft.observe(t - r.arrival_s)
         self.prompt_tokens += r.prompt
+        self.prompt_cached_tokens += max(r.cached_tokens, 0)
+        self.prompt_external_tokens += r.external
         self.params_n.observe(1.0)
 
     def scheduled(self, r: LiveRequest, t: float) -> None:
@@ -205,6 +212,9 @@ class EngineStats:
             self.max_tokens_param.observe(float(r.req.max_tokens))
         tpot = (last - first) / (r.num_output - 1) if r.num_output > 1 else 0.0
         self.tpot.observe(tpot)
+        computed = r.prompt - max(r.cached_tokens, 0) - r.external
+        self.prefill_computed.observe(float(max(computed, 0)))
+        self.num_preemptions_hist.observe(float(r.num_preemptions))
         self.finished_prompt_tokens += r.prompt
         self.finished_generation_tokens += r.num_output
         self.cached_tokens += max(r.cached_tokens, 0)

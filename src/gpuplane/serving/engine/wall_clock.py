@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 
 from gpuplane.core.clock import Clock
 from gpuplane.serving.engine.engine import Engine
-from gpuplane.serving.engine.live import RequestRecord
+from gpuplane.serving.engine.live import LiveRequest, RequestRecord
 from gpuplane.serving.request import Request
 
 
@@ -31,11 +31,12 @@ class ClockDriver:
         self.wait_until = wait_until
         self.records: list[RequestRecord] = []
 
-    def submit(self, req: Request) -> None:
-        """``req`` reaches the engine now (add every request of an instant before ``poll``)."""
+    def submit(self, req: Request) -> LiveRequest:
+        """``req`` reaches the engine now (add every request of an instant before ``poll``);
+        its live state, whose ``token_times`` a streaming server reads."""
         now = self.clock.now_s()
         self.records += self.engine.advance(now)
-        self.engine.add_request(req, now)
+        return self.engine.add_request(req, now)
 
     def poll(self) -> None:
         """Commit what ended by now (the engine plans its next step when next asked)."""

@@ -16,9 +16,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuplane.core.tsdb import MetricSample, labels_of
-from gpuplane.serving.metrics.families import Family, sglang_families, vllm_families
+from gpuplane.serving.metrics.families import (
+    VLLM_FINISHED_REASONS,
+    Family,
+    sglang_families,
+    vllm_families,
+)
 from gpuplane.serving.metrics.histogram import Histogram, go_float
-from gpuplane.serving.request import FinishReason
 
 if TYPE_CHECKING:
     from gpuplane.serving.engine.engine import Engine
@@ -67,13 +71,35 @@ def _vllm(engine: Engine, extra: dict[str, str]) -> list[Series]:
         "vllm:request_inference_time_seconds": st.inference,
         "vllm:request_prefill_time_seconds": st.prefill,
         "vllm:request_decode_time_seconds": st.decode,
+        "vllm:request_prefill_kv_computed_tokens": st.prefill_computed,
+        "vllm:request_num_preemptions": st.num_preemptions_hist,
+        "vllm:prompt_tokens_cached": float(st.prompt_cached_tokens),
+    }
+    cached, external = st.prompt_cached_tokens, st.prompt_external_tokens
+    labelled: dict[str, dict[str, float]] = {
+        # The model has no deferred waiting (structured-output grammars, LoRA slots).
+        "vllm:num_requests_waiting_by_reason": {
+            "capacity": float(engine.num_waiting()),
+            "deferred": 0.0,
+        },
+        "vllm:engine_sleep_state": {"awake": 1.0, "weights_offloaded": 0.0, "discard_all": 0.0},
+        "vllm:prompt_tokens_by_source": {
+            "local_compute": float(st.prompt_tokens - cached - external),
+            "local_cache_hit": float(cached),
+            "external_kv_transfer": float(external),
+        },
     }
     out: list[Series] = []
     for fam in vllm_families(cfg.max_model_len):
         if fam.name == "vllm:request_success":
-            for reason in FinishReason:
-                labels = {**base, "finished_reason": str(reason)}
-                out.append(Series(fam, labels, float(st.success[reason])))
+            counts = {str(r): n for r, n in st.success.items()}
+            for reason in VLLM_FINISHED_REASONS:
+                labels = {**base, "finished_reason": reason}
+                out.append(Series(fam, labels, float(counts.get(reason, 0))))
+        elif fam.name in labelled:
+            label = fam.labels[-1]
+            for value_name, value in labelled[fam.name].items():
+                out.append(Series(fam, {**base, label: value_name}, value))
         elif fam.name == "vllm:cache_config_info":
             info = {
                 "block_size": str(engine.block_size),

@@ -69,6 +69,12 @@ VLLM_ITERATION_TOKENS_BUCKETS = (
     1.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0,
 )  # fmt: skip
 VLLM_PARAMS_N_BUCKETS = (1.0, 2.0, 5.0, 10.0, 20.0)
+VLLM_NUM_PREEMPTIONS_BUCKETS = (1.0, 2.0, 3.0, 4.0, 5.0, 10.0, 20.0)
+# vllm/v1/engine FinishReason as exported: all five series are created up front.
+VLLM_FINISHED_REASONS = ("stop", "length", "abort", "error", "repetition")
+VLLM_WAITING_REASONS = ("capacity", "deferred")
+VLLM_SLEEP_STATES = ("awake", "weights_offloaded", "discard_all")
+VLLM_PROMPT_SOURCES = ("local_compute", "local_cache_hit", "external_kv_transfer")
 
 
 _VLLM_SCALARS: tuple[tuple[str, Kind, str], ...] = (
@@ -88,6 +94,33 @@ _VLLM_SCALARS: tuple[tuple[str, Kind, str], ...] = (
     ("vllm:num_preemptions", "counter", "Cumulative number of preemption from the engine."),
     ("vllm:prompt_tokens", "counter", "Number of prefill tokens processed."),
     ("vllm:generation_tokens", "counter", "Number of generation tokens processed."),
+    (
+        "vllm:prompt_tokens_cached",
+        "counter",
+        "Number of cached prompt tokens (local + external).",
+    ),
+)
+
+# Families with one extra label whose values are all created up front: name, kind, help, label.
+_VLLM_LABELLED: tuple[tuple[str, Kind, str, str], ...] = (
+    (
+        "vllm:num_requests_waiting_by_reason",
+        "gauge",
+        "Number of requests waiting, by reason (capacity or deferred).",
+        "reason",
+    ),
+    (
+        "vllm:engine_sleep_state",
+        "gauge",
+        "Engine sleep state; awake = 0 means engine is sleeping.",
+        "sleep_state",
+    ),
+    (
+        "vllm:prompt_tokens_by_source",
+        "counter",
+        "Number of prompt tokens by source.",
+        "source",
+    ),
 )
 
 # name, help, bucket set ("tok": 1-2-5 up to max_model_len)
@@ -130,6 +163,16 @@ _VLLM_HISTOGRAMS = (
         "Histogram of time spent in DECODE phase for request.",
         "lat",
     ),
+    (
+        "vllm:request_prefill_kv_computed_tokens",
+        "Histogram of new KV tokens computed during prefill (excluding cached tokens).",
+        "tok",
+    ),
+    (
+        "vllm:request_num_preemptions",
+        "Number of preemptions per request.",
+        "preempt",
+    ),
 )
 
 VLLM_CACHE_CONFIG_LABELS = ("block_size", "enable_prefix_caching", "engine", "num_gpu_blocks")
@@ -144,8 +187,13 @@ def vllm_families(max_model_len: int) -> tuple[Family, ...]:
         "ttft": VLLM_TTFT_BUCKETS,
         "itl": VLLM_ITL_BUCKETS,
         "lat": VLLM_REQUEST_LATENCY_BUCKETS,
+        "preempt": VLLM_NUM_PREEMPTIONS_BUCKETS,
     }
     out = [Family(name, kind, text, VLLM_LABELS) for name, kind, text in _VLLM_SCALARS]
+    out += [
+        Family(name, kind, text, (*VLLM_LABELS, label))
+        for name, kind, text, label in _VLLM_LABELLED
+    ]
     out.append(
         Family(
             "vllm:request_success",

@@ -20,7 +20,7 @@ from gpuplane.serving.memory.settings import VllmMemorySettings
 from gpuplane.serving.models.catalog import resolve_model
 from gpuplane.serving.steptime.interconnect import Interconnect
 from gpuplane.serving.steptime.model import RooflineStepTime
-from gpuplane.topology.catalog import get_gpu_model
+from gpuplane.topology.catalog import GpuModel, get_gpu_model
 from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.scenario.inference import InferenceServerSpec
 
@@ -41,8 +41,29 @@ def build_engine(pod: Pod, node: Node, spec: InferenceServerSpec) -> BuiltEngine
             f"({len(gpus)})",
             expected=f"nvidia.com/gpu: {tp}",
         )
-    shape = resolve_model(spec.model)
     gpu = get_gpu_model(str(node.topology.gpus[gpus[0]].model))
+    whole = node.devices_are_gpus and len(set(gpus)) == len(gpus)
+    link = (
+        Interconnect.from_topology(node.topology, gpus[:tp])
+        if whole and tp > 1
+        else Interconnect.default_for(gpu.name, tp)
+    )
+    return engine_for_gpu(spec, gpu, link, pod.name)
+
+
+def engine_for_gpu(
+    spec: InferenceServerSpec,
+    gpu: GpuModel,
+    link: Interconnect | None = None,
+    engine_id: str = "engine-0",
+    *,
+    record_token_times: bool = False,
+) -> BuiltEngine:
+    """The engine ``spec`` runs on ``spec.tensor_parallel_size`` GPUs of this model, its TP
+    all-reduces over ``link`` (None: the GPU model's usual fabric). The engine emulator builds
+    its engine here too, so it serves what the twin simulates."""
+    tp = spec.tensor_parallel_size
+    shape = resolve_model(spec.model)
     settings = VllmMemorySettings(
         **{
             k: v
@@ -56,12 +77,8 @@ def build_engine(pod: Pod, node: Node, spec: InferenceServerSpec) -> BuiltEngine
         }
     )
     plan = plan_memory(shape, gpu, tp, settings)
-    whole = node.devices_are_gpus and len(set(gpus)) == len(gpus)
-    link = (
-        Interconnect.from_topology(node.topology, gpus[:tp])
-        if whole and tp > 1
-        else Interconnect.default_for(gpu.name, tp)
-    )
+    if link is None:
+        link = Interconnect.default_for(gpu.name, tp)
     model = RooflineStepTime(shape, gpu, tp, interconnect=link)
     config = EngineConfig(
         kind="sglang" if spec.kind == "sglang" else "vllm",
@@ -73,5 +90,7 @@ def build_engine(pod: Pod, node: Node, spec: InferenceServerSpec) -> BuiltEngine
         max_num_seqs=plan.max_num_seqs,
         enable_prefix_caching=spec.enable_prefix_caching,
     )
-    engine = Engine(config, model, engine_id=pod.name, keep_itl=True)
+    engine = Engine(
+        config, model, engine_id=engine_id, keep_itl=True, record_token_times=record_token_times
+    )
     return BuiltEngine(engine, plan, model)

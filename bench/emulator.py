@@ -1,0 +1,209 @@
+"""Benchmark: the engine emulator (``gpuplane serve engine``) under concurrent streaming load.
+
+Run: ``PYTHONPATH=src .venv/bin/python bench/emulator.py`` (``--quick``: shorter phases;
+``--json PATH`` writes the figures). Results: docs/benchmarks.md, "Engine emulator".
+
+One emulator process (a subprocess, as it is deployed) and one client process (this one, aiohttp):
+
+1. **Throughput**: ``--concurrency`` closed-loop streaming clients with short prompts at a large
+   ``--time-scale``: requests/s and token events (SSE chunks) per second sustained, wall time.
+2. **Timing fidelity**: Poisson arrivals at ``--rate`` (emulated req/s) at time scale 1; each
+   client measures TTFT (request sent to first token chunk) and ITL (gaps between token chunks).
+   The twin then runs the *same* requests (the client's send times, the same prompt token counts
+   and prefix segments, the same engine from ``twin.serving.engines.engine_for_gpu``) through
+   ``ClockDriver`` with a clock that jumps, and gives its simulated TTFT/ITL. Reported: p50, p90,
+   p99 of each, and the relative difference.
+3. **Baseline**: llm-d-inference-sim's constant-latency model (``time-to-first-token``,
+   ``inter-token-latency`` fixed; ``shared/reference/llm-serving.md`` section 3.1) with its two
+   constants set to the twin's unloaded single-request TTFT and ITL, computed on the same trace:
+   every percentile is the constant, so its error against the twin is what load does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import numpy as np
+
+from gpuplane.core.clock import FixedClock
+from gpuplane.k8s.openai.text import segments_of, text_tokens
+from gpuplane.serving.engine.live import RequestRecord
+from gpuplane.serving.engine.wall_clock import ClockDriver
+from gpuplane.serving.request import Request, RequestId
+from gpuplane.topology.catalog import get_gpu_model
+from gpuplane.twin.scenario.inference import InferenceServerSpec
+from gpuplane.twin.serving.engines import engine_for_gpu
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+MODEL, GPU, TP = "Llama-3.1-8B", "H100-80GB", 1
+
+
+def start_emulator(time_scale: float) -> tuple[subprocess.Popen[bytes], str]:
+    args = [sys.executable, "-m", "gpuplane", "serve", "engine", "--model", MODEL, "--gpu", GPU]
+    args += ["--tp", str(TP)]
+    args += ["--port", "0", "--time-scale", str(time_scale), "--load-time", "0"]
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    proc = subprocess.Popen(args, stderr=subprocess.PIPE, env=env)
+    assert proc.stderr is not None
+    line = json.loads(proc.stderr.readline())
+    return proc, f"http://127.0.0.1:{line['port']}"
+
+
+def prompt_text(k: int, tokens: int) -> str:
+    return f"{k:06d} " + "lorem ipsum dolor sit amet " * (tokens * 4 // 27 + 1)
+
+
+async def one(
+    client: aiohttp.ClientSession, url: str, prompt: str, max_tokens: int
+) -> tuple[float, float, list[float]]:
+    """(send time, TTFT, token times) of one streaming request, wall seconds."""
+    body = {"model": MODEL, "prompt": prompt, "max_tokens": max_tokens, "ignore_eos": True}
+    sent = time.perf_counter()
+    times: list[float] = []
+    async with client.post(url + "/v1/completions", json={**body, "stream": True}) as resp:
+        async for line in resp.content:
+            if line.startswith(b"data: {"):
+                times.append(time.perf_counter())
+    return sent, times[0] - sent, times
+
+
+async def throughput(url: str, concurrency: int, seconds: float) -> dict[str, float]:
+    end = time.perf_counter() + seconds
+    done = events = 0
+
+    async def worker(w: int, client: aiohttp.ClientSession) -> None:
+        nonlocal done, events
+        k = 0
+        while time.perf_counter() < end:
+            _, _, times = await one(client, url, prompt_text(w * 100000 + k, 64), 32)
+            done, events, k = done + 1, events + len(times), k + 1
+
+    conn = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=conn) as client:
+        start = time.perf_counter()
+        await asyncio.gather(*(worker(w, client) for w in range(concurrency)))
+        wall = time.perf_counter() - start
+    return {"requests_per_s": done / wall, "token_events_per_s": events / wall, "wall_s": wall}
+
+
+def pct(values: list[float]) -> dict[str, float]:
+    arr = np.asarray(values)
+    return {f"p{q}": float(np.percentile(arr, q)) for q in (50, 90, 99)}
+
+
+async def fidelity(
+    url: str, rate: float, n: int, prompt: int, output: int, seed: int
+) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    gaps = rng.exponential(1.0 / rate, n)
+    prompts = [prompt_text(k, int(rng.integers(prompt // 2, prompt * 3 // 2))) for k in range(n)]
+    outs = [int(rng.integers(output // 2, output * 3 // 2)) for _ in range(n)]
+    conn = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=conn) as client:
+        start = time.perf_counter()
+        tasks = []
+        for k in range(n):
+            await asyncio.sleep(max(0.0, start + float(gaps[: k + 1].sum()) - time.perf_counter()))
+            tasks.append(asyncio.create_task(one(client, url, prompts[k], outs[k])))
+        results = await asyncio.gather(*tasks)
+    t0 = min(r[0] for r in results)
+    client_ttft = [r[1] for r in results]
+    client_itl = [b - a for r in results for a, b in zip(r[2], r[2][1:], strict=False)]
+    twin_ttft, twin_itl, single = twin(prompts, outs, [r[0] - t0 for r in results])
+    baseline = {"ttft": single[0], "itl": single[1]}
+    out: dict[str, Any] = {"client": {"ttft": pct(client_ttft), "itl": pct(client_itl)}}
+    out["twin"] = {"ttft": pct(twin_ttft), "itl": pct(twin_itl)}
+    out["baseline_constants"] = baseline
+    out["achieved_rate"] = n / (max(r[2][-1] for r in results) - t0)
+    return out
+
+
+def twin(
+    prompts: list[str], outs: list[int], arrivals: list[float]
+) -> tuple[list[float], list[float], tuple[float, float]]:
+    spec = InferenceServerSpec("vllm", MODEL, MODEL, tensor_parallel_size=TP)
+
+    def simulate(reqs: list[Request]) -> list[RequestRecord]:
+        built = engine_for_gpu(spec, get_gpu_model(GPU), record_token_times=True)
+        clock = FixedClock()
+
+        def jump(t: float) -> None:
+            clock.t_s = max(clock.t_s, t)
+
+        return ClockDriver(built.engine, clock, jump).run(reqs)
+
+    reqs = []
+    for k, (text, out, at) in enumerate(
+        sorted(zip(prompts, outs, arrivals, strict=True), key=lambda x: x[2])
+    ):
+        tokens = text_tokens(text)
+        reqs.append(
+            Request(RequestId(f"r{k}"), at, len(tokens), out, segments_of(tokens), max_tokens=out)
+        )
+    records = simulate(reqs)
+    ttft = [r.ttft_s for r in records if r.ttft_s is not None]
+    itl = [b - a for r in records for a, b in pairwise(r.token_times or ())]
+    one_req = simulate([reqs[0]])[0]
+    times = one_req.token_times
+    assert times is not None and one_req.ttft_s is not None
+    single_itl = (times[-1] - times[0]) / (len(times) - 1)
+    return ttft, itl, (one_req.ttft_s, single_itl)
+
+
+def rel(a: float, b: float) -> float:
+    return (a - b) / b
+
+
+async def main() -> None:
+    global MODEL, GPU, TP
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--rate", type=float, default=4.0)
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--model", default=MODEL)
+    ap.add_argument("--gpu", default=GPU)
+    ap.add_argument("--tp", type=int, default=TP)
+    args = ap.parse_args()
+    MODEL, GPU, TP = args.model, args.gpu, args.tp
+    seconds, n = (5.0, 60) if args.quick else (15.0, 200)
+    report: dict[str, object] = {}
+    proc, url = start_emulator(100.0)
+    try:
+        report["throughput"] = await throughput(url, args.concurrency, seconds)
+    finally:
+        proc.terminate()
+        proc.wait()
+    proc, url = start_emulator(1.0)
+    try:
+        report["fidelity"] = fid = await fidelity(url, args.rate, n, 512, 128, 0)
+    finally:
+        proc.terminate()
+        proc.wait()
+    print(json.dumps(report["throughput"], indent=1))
+    print(f"achieved rate {fid['achieved_rate']:.2f} req/s")
+    base = fid["baseline_constants"]
+    for metric in ("ttft", "itl"):
+        for q in ("p50", "p90", "p99"):
+            c, t = fid["client"][metric][q], fid["twin"][metric][q]
+            b = base[metric]
+            print(
+                f"{metric} {q}: client {c * 1e3:8.2f} ms  twin {t * 1e3:8.2f} ms  "
+                f"diff {rel(c, t):+6.1%}   constant-latency {b * 1e3:8.2f} ms ({rel(b, t):+6.1%})"
+            )
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,94 @@
+"""``gpuplane serve engine``: an OpenAI-compatible vLLM/SGLang emulator whose timing is the
+twin's engine (docs/live.md, "Engine emulator")."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from typing import Annotated, Literal
+
+import typer
+
+from gpuplane.k8s.emulator.service import make_app
+from gpuplane.k8s.emulator.settings import EmulatorSettings, build
+from gpuplane.k8s.openai.serve import serve_app
+from gpuplane.twin.scenario.inference import InferenceServerSpec
+
+
+def _listening(
+    settings: EmulatorSettings, host: str, load_s: float, blocks: int
+) -> Callable[[int], None]:
+    """Logs one JSON line on stderr once the port is bound."""
+    line = {
+        "msg": "listening",
+        "host": host,
+        "model": settings.spec.served_model_name,
+        "engine": settings.spec.kind,
+        "load_time_s": round(load_s, 3),
+        "num_gpu_blocks": blocks,
+        "time_scale": settings.time_scale,
+    }
+
+    def report(port: int) -> None:
+        sys.stderr.write(json.dumps({**line, "port": port}) + "\n")
+        sys.stderr.flush()
+
+    return report
+
+
+def engine_command(
+    model: Annotated[str, typer.Option("--model", help="Catalog name, HF id or config.json.")],
+    gpu: Annotated[str, typer.Option("--gpu", help="GPU model (gpuplane's catalog).")],
+    tp: Annotated[int, typer.Option("--tp", "--tensor-parallel-size", min=1)] = 1,
+    engine: Annotated[
+        Literal["vllm", "sglang"], typer.Option("--engine", help="Whose scheduler and metrics.")
+    ] = "vllm",
+    served_model_name: Annotated[
+        str | None, typer.Option("--served-model-name", help="The name clients ask for.")
+    ] = None,
+    host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="0: any free port (logged).")] = 8000,
+    time_scale: Annotated[
+        float, typer.Option("--time-scale", min=1e-6, help="Emulated seconds per wall second.")
+    ] = 1.0,
+    seed: Annotated[int, typer.Option("--seed", help="Seeds the synthetic output.")] = 0,
+    mean_output_tokens: Annotated[
+        int, typer.Option("--mean-output-tokens", min=1, help="Mean answer length before EOS.")
+    ] = 128,
+    load_time: Annotated[
+        float | None,
+        typer.Option("--load-time", min=0, help="Emulated seconds of loading (default: plan)."),
+    ] = None,
+    gpu_memory_utilization: Annotated[
+        float | None, typer.Option("--gpu-memory-utilization", min=0.01, max=1.0)
+    ] = None,
+    max_num_seqs: Annotated[int | None, typer.Option("--max-num-seqs", min=1)] = None,
+    max_num_batched_tokens: Annotated[
+        int | None, typer.Option("--max-num-batched-tokens", min=1)
+    ] = None,
+    max_model_len: Annotated[int | None, typer.Option("--max-model-len", min=2)] = None,
+    enable_prefix_caching: Annotated[
+        bool, typer.Option("--enable-prefix-caching/--no-enable-prefix-caching")
+    ] = True,
+) -> None:
+    """Serve /v1/completions, /v1/chat/completions, /v1/models, /health and /metrics."""
+    spec = InferenceServerSpec(
+        kind=engine,
+        model=model,
+        served_model_name=served_model_name or model,
+        tensor_parallel_size=tp,
+        gpu_memory_utilization=gpu_memory_utilization,
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens,
+        max_model_len=max_model_len,
+        enable_prefix_caching=enable_prefix_caching,
+    )
+    settings = EmulatorSettings(
+        spec, gpu, time_scale, seed, mean_output_tokens=mean_output_tokens, load_time_s=load_time
+    )
+    built, load_s = build(settings)
+    app = make_app(settings, built.engine, load_s)
+    report = _listening(settings, host, load_s, built.plan.num_gpu_blocks)
+    asyncio.run(serve_app(app, host, port, on_listening=report))

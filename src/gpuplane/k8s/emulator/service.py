@@ -1,0 +1,194 @@
+"""The emulator's HTTP service (aiohttp): vLLM's OpenAI routes, ``/health`` and ``/metrics``.
+
+``POST /v1/completions`` and ``/v1/chat/completions`` (JSON, or SSE with ``stream: true``),
+``GET /v1/models``, ``GET /health`` (503 while the weights load, then 200; vLLM's server does not
+listen at all before then, so a readiness probe sees the same "not ready"), ``GET /metrics``
+(the engine's vLLM or SGLang families and the HTTP families). Errors are vLLM's bodies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+from gpuplane.k8s.emulator.clock import ScaledClock
+from gpuplane.k8s.emulator.runtime import EngineRuntime, Stream, emitted
+from gpuplane.k8s.emulator.settings import EmulatorSettings
+from gpuplane.k8s.openai import shapes
+from gpuplane.k8s.openai.calls import Call, CallKind, read_call
+from gpuplane.k8s.openai.errors import ApiError, context_too_long, model_not_found
+from gpuplane.k8s.openai.http_metrics import HttpMetrics
+from gpuplane.k8s.openai.text import OutputWords, segments_of, text_tokens
+from gpuplane.serving.engine.engine import Engine
+from gpuplane.serving.metrics.exposition import EngineCollector
+from gpuplane.serving.request import Request, RequestId
+
+RUNTIME = web.AppKey("runtime", EngineRuntime)
+
+
+def error_response(err: ApiError) -> web.Response:
+    return web.json_response(err.body(), status=err.status)
+
+
+class EmulatorService:
+    """The handlers over one :class:`EngineRuntime` (mutable: its task)."""
+
+    def __init__(self, settings: EmulatorSettings, engine: Engine, load_s: float) -> None:
+        self.settings = settings
+        self.model = settings.spec.served_model_name
+        self.runtime = EngineRuntime(engine, ScaledClock(settings.time_scale), load_s)
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(EngineCollector(lambda: [(engine, {})]))
+        self.http = HttpMetrics(self.registry)
+        self._task: asyncio.Task[None] | None = None
+
+    # -- probes and metrics -----------------------------------------------------------------
+    async def health(self, request: web.Request) -> web.Response:
+        if self.runtime.ready:
+            return web.Response(status=200)
+        return web.Response(status=503, text="loading model weights")
+
+    async def models(self, request: web.Request) -> web.Response:
+        cfg = self.runtime.engine.config
+        card = {
+            "id": self.model,
+            "object": "model",
+            "created": int(time.time()),
+            "owned_by": self.settings.spec.kind,
+            "root": self.settings.spec.model,
+            "parent": None,
+            "max_model_len": cfg.max_model_len,
+        }
+        return web.json_response({"object": "list", "data": [card]})
+
+    async def metrics(self, request: web.Request) -> web.Response:
+        self.runtime.poll()
+        return web.Response(
+            body=generate_latest(self.registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
+        )
+
+    # -- generation -------------------------------------------------------------------------
+    async def completions(self, request: web.Request) -> web.StreamResponse:
+        return await self._generate(request, "completion")
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        return await self._generate(request, "chat")
+
+    async def _generate(self, request: web.Request, kind: CallKind) -> web.StreamResponse:
+        try:
+            if not self.runtime.ready:
+                raise ApiError(503, "The model is loading; the server is not ready yet.")
+            try:
+                body = await request.json()
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise ApiError(400, f"the request body is not JSON: {exc}") from None
+            call = read_call(kind, body)
+            if call.model != self.model:
+                raise model_not_found(call.model)
+            req, words = self._request(call)
+        except ApiError as err:
+            return error_response(err)
+        stream = self.runtime.submit(req)
+        rid = ("cmpl-" if kind == "completion" else "chatcmpl-") + req.request_id
+        if call.stream:
+            return await self._sse(request, call, rid, stream, words)
+        async for _ in emitted(stream):
+            pass
+        rec = stream.record
+        assert rec is not None
+        use = shapes.usage(rec.prompt_tokens, rec.output_tokens, rec.cached_tokens)
+        text = words.next_words(rec.output_tokens)
+        created = int(time.time())
+        out = shapes.response(kind, rid, created, self.model, text, str(rec.finish_reason), use)
+        return web.json_response(out)
+
+    def _request(self, call: Call) -> tuple[Request, OutputWords]:
+        tokens = [str(t) for t in call.prompt_ids] if call.prompt_ids else text_tokens(call.prompt)
+        cfg = self.runtime.engine.config
+        limit = cfg.max_model_len
+        asked = call.max_tokens or 0
+        if len(tokens) + max(asked, 1) > limit:
+            raise context_too_long(limit, len(tokens), asked)
+        seed = call.seed if call.seed is not None else self.settings.seed
+        words = OutputWords(seed, call.prompt)
+        natural = max(words.natural_length(self.settings.mean_output_tokens), call.min_tokens, 1)
+        if call.ignore_eos:
+            natural = call.max_tokens or limit - len(tokens)
+        req = Request(
+            RequestId(self.runtime.next_id("req")),
+            self.runtime.clock.now_s(),
+            len(tokens),
+            natural,
+            segments_of(tokens, self.runtime.engine.block_size),
+            session_id=call.session,
+            max_tokens=call.max_tokens,
+        )
+        return req, words
+
+    async def _sse(
+        self, request: web.Request, call: Call, rid: str, stream: Stream, words: OutputWords
+    ) -> web.StreamResponse:
+        resp = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await resp.prepare(request)
+        with contextlib.suppress(ConnectionResetError):
+            async for data in self._chunks(call, rid, stream, words):
+                await resp.write(data)
+            await resp.write_eof()
+        return resp
+
+    async def _chunks(
+        self, call: Call, rid: str, stream: Stream, words: OutputWords
+    ) -> AsyncIterator[bytes]:
+        """One chunk per token (vLLM sends one per engine output, a token per step)."""
+        kind, created, model = call.kind, int(time.time()), self.model
+        sent = 0
+        async for n in emitted(stream):
+            parts: list[bytes] = []
+            if sent == 0 and kind == "chat":
+                parts.append(shapes.sse(shapes.chunk(kind, rid, created, model, "", first=True)))
+            for i in range(sent, n):
+                rec = stream.record
+                last = rec is not None and i == rec.output_tokens - 1
+                reason = str(rec.finish_reason) if last and rec is not None else None
+                text = words.next_words(1)
+                parts.append(shapes.sse(shapes.chunk(kind, rid, created, model, text, reason)))
+            sent = n
+            yield b"".join(parts)
+        rec = stream.record
+        assert rec is not None
+        if call.include_usage:
+            use = shapes.usage(rec.prompt_tokens, rec.output_tokens, rec.cached_tokens)
+            yield shapes.sse(shapes.usage_chunk(kind, rid, created, model, use))
+        yield shapes.DONE
+
+    # -- lifecycle --------------------------------------------------------------------------
+    async def on_startup(self, app: web.Application) -> None:
+        self._task = asyncio.get_running_loop().create_task(self.runtime.run())
+
+    async def on_cleanup(self, app: web.Application) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+
+def make_app(settings: EmulatorSettings, engine: Engine, load_s: float) -> web.Application:
+    service = EmulatorService(settings, engine, load_s)
+    app = web.Application(middlewares=[service.http.middleware])
+    app[RUNTIME] = service.runtime
+    app.router.add_get("/health", service.health)
+    app.router.add_get("/v1/models", service.models)
+    app.router.add_get("/metrics", service.metrics)
+    app.router.add_post("/v1/completions", service.completions)
+    app.router.add_post("/v1/chat/completions", service.chat)
+    app.on_startup.append(service.on_startup)
+    app.on_cleanup.append(service.on_cleanup)
+    return app

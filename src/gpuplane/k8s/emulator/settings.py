@@ -1,0 +1,44 @@
+"""What ``gpuplane serve engine`` was started with, and the engine it builds from that.
+
+The server flags are vLLM's (``--gpu-memory-utilization``, ``--max-num-seqs``,
+``--max-num-batched-tokens``, ``--max-model-len``, ``--enable-prefix-caching``, ...) held in the
+same :class:`~gpuplane.twin.scenario.inference.InferenceServerSpec` the twin reads from a
+container's args, and the engine comes from the twin's own builder
+(``twin.serving.engines.engine_for_gpu``): the emulator serves what the twin simulates.
+
+Cold start: the twin's ``serving.cold_start`` without the image pull (the process is already
+running): weights at ``storage_gbps`` (each TP rank loads its shard in parallel) plus ``init_s``
+(CUDA init, memory profiling, graph capture), unless ``load_time_s`` is given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuplane.topology.catalog import get_gpu_model
+from gpuplane.twin.scenario.inference import InferenceServerSpec
+from gpuplane.twin.scenario.serving_spec import ColdStart
+from gpuplane.twin.serving.engines import BuiltEngine, engine_for_gpu
+
+
+@dataclass(frozen=True, slots=True)
+class EmulatorSettings:
+    spec: InferenceServerSpec
+    gpu: str
+    time_scale: float = 1.0
+    seed: int = 0
+    mean_output_tokens: int = 128  # the synthetic answer's length before EOS (uniform, mean)
+    load_time_s: float | None = None  # None: from the memory plan (weights / storage + init)
+    storage_gbps: float = ColdStart().storage_gbps
+    init_s: float = ColdStart().init_s
+
+
+def build(settings: EmulatorSettings) -> tuple[BuiltEngine, float]:
+    """The engine and its load time (emulated seconds before it answers)."""
+    built = engine_for_gpu(
+        settings.spec, get_gpu_model(settings.gpu), engine_id="engine-0", record_token_times=True
+    )
+    load = settings.load_time_s
+    if load is None:
+        load = built.plan.weights_bytes / (settings.storage_gbps * 1e9) + settings.init_s
+    return built, load

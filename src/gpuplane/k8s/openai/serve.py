@@ -1,0 +1,38 @@
+"""Run an aiohttp application until SIGTERM/SIGINT (or ``stop``), as the services do."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Callable
+
+from aiohttp import web
+
+
+async def serve_app(
+    app: web.Application,
+    host: str,
+    port: int,
+    *,
+    stop: asyncio.Event | None = None,
+    on_listening: Callable[[int], None] | None = None,
+) -> None:
+    """Listen on ``host:port`` (0: any free port, reported to ``on_listening``) until stopped."""
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        # Not available off the main thread (a test running the service in one).
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    runner = web.AppRunner(app, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    if on_listening is not None:
+        addresses = runner.addresses
+        on_listening(int(addresses[0][1]) if addresses else port)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()

@@ -1,0 +1,244 @@
+"""The router's HTTP service (aiohttp): OpenAI routes proxied to the engine the policy picks.
+
+``POST /v1/completions`` and ``/v1/chat/completions``: the body is read for its model, prompt
+(counted and cut into segments as the emulator does, for the prefix index) and session, the
+policy picks a ready engine and the engine's answer is passed through as it arrives (SSE chunks
+unchanged). Retries are off: an engine that fails mid-request fails the request (502). With no
+ready engine the answer is 503 with an OpenAI error body. ``GET /v1/models`` is forwarded to a
+ready engine; ``/health`` is 200 while one engine is ready; ``/metrics`` has the router's own
+families (below) and the HTTP families.
+
+Router families: ``vllm:num_incoming_requests_total{model}`` (the production-stack router's
+counter and label), ``gpuplane_router_routed_requests_total{server}``,
+``gpuplane_router_no_engine_total``, ``gpuplane_router_time_to_first_byte_seconds{server}`` and
+``gpuplane_router_request_duration_seconds{server}`` (as the client of each engine sees them),
+``gpuplane_router_engine_ready{server}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+
+import aiohttp
+from aiohttp import web
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+
+from gpuplane.k8s.emulator.service import error_response
+from gpuplane.k8s.openai.calls import CallKind, read_call
+from gpuplane.k8s.openai.errors import ApiError
+from gpuplane.k8s.openai.http_metrics import HttpMetrics
+from gpuplane.k8s.openai.text import segments_of, text_tokens
+from gpuplane.k8s.router.backends import Backend, parse_load
+from gpuplane.k8s.router.picker import Picker
+from gpuplane.serving.metrics.families import VLLM_TTFT_BUCKETS
+from gpuplane.serving.request import Request, RequestId
+
+
+class RouterMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.incoming = Counter(
+            "vllm:num_incoming_requests",
+            "Number of incoming requests.",
+            ("model",),
+            registry=registry,
+        )
+        self.routed = Counter(
+            "gpuplane_router_routed_requests",
+            "Requests sent to each engine.",
+            ("server",),
+            registry=registry,
+        )
+        self.no_engine = Counter(
+            "gpuplane_router_no_engine", "Requests refused: no ready engine.", registry=registry
+        )
+        self.ttfb = Histogram(
+            "gpuplane_router_time_to_first_byte_seconds",
+            "Time from the request to the engine's first response bytes.",
+            ("server",),
+            buckets=VLLM_TTFT_BUCKETS,
+            registry=registry,
+        )
+        self.duration = Histogram(
+            "gpuplane_router_request_duration_seconds",
+            "Time from the request to the engine's last response bytes.",
+            ("server",),
+            buckets=VLLM_TTFT_BUCKETS,
+            registry=registry,
+        )
+        self.ready = Gauge(
+            "gpuplane_router_engine_ready",
+            "1 while the engine's /health answers 200.",
+            ("server",),
+            registry=registry,
+        )
+
+
+class RouterService:
+    """Mutable owner of the backends, the picker and the HTTP client session."""
+
+    def __init__(self, urls: list[str], policy: str, scrape_interval_s: float, seed: int) -> None:
+        self.backends = {b.url: b for b in (Backend(u) for u in urls)}
+        self.picker = Picker(policy, seed)
+        self.scrape_interval_s = scrape_interval_s
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.metrics = RouterMetrics(self.registry)
+        self.http = HttpMetrics(self.registry)
+        self.session: aiohttp.ClientSession | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._seq = 0
+        self._origin = time.monotonic()
+
+    # -- scraping -----------------------------------------------------------------------------
+    async def _scrape(self, b: Backend) -> None:
+        assert self.session is not None
+        timeout = aiohttp.ClientTimeout(total=max(1.0, 4 * self.scrape_interval_s))
+        try:
+            async with self.session.get(b.url + "/health", timeout=timeout) as resp:
+                ready = resp.status == 200
+            if ready:
+                async with self.session.get(b.url + "/metrics", timeout=timeout) as resp:
+                    b.load = parse_load(await resp.text())
+        except (aiohttp.ClientError, TimeoutError, ValueError):
+            ready = False
+        b.ready = ready
+        self.metrics.ready.labels(b.url).set(1.0 if ready else 0.0)
+
+    async def scrape_all(self) -> None:
+        await asyncio.gather(*(self._scrape(b) for b in self.backends.values()))
+
+    async def _scrape_loop(self) -> None:
+        while True:
+            await self.scrape_all()
+            await asyncio.sleep(self.scrape_interval_s)
+
+    # -- handlers -----------------------------------------------------------------------------
+    async def health(self, request: web.Request) -> web.Response:
+        ready = any(b.ready for b in self.backends.values())
+        return web.Response(status=200 if ready else 503)
+
+    async def models(self, request: web.Request) -> web.Response:
+        assert self.session is not None
+        for b in self.backends.values():
+            if b.ready:
+                async with self.session.get(b.url + "/v1/models") as resp:
+                    return web.json_response(await resp.json(), status=resp.status)
+        return error_response(ApiError(503, "no ready engine"))
+
+    async def metrics_page(self, request: web.Request) -> web.Response:
+        data = generate_latest(self.registry)
+        return web.Response(body=data, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def completions(self, request: web.Request) -> web.StreamResponse:
+        return await self._route(request, "completion", "/v1/completions")
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        return await self._route(request, "chat", "/v1/chat/completions")
+
+    def _routing_request(self, raw: bytes, kind: CallKind) -> tuple[str, Request]:
+        try:
+            body = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ApiError(400, f"the request body is not JSON: {exc}") from None
+        call = read_call(kind, body)
+        tokens = [str(t) for t in call.prompt_ids] if call.prompt_ids else text_tokens(call.prompt)
+        self._seq += 1
+        req = Request(
+            RequestId(f"route-{self._seq}"),
+            time.monotonic() - self._origin,
+            len(tokens),
+            call.max_tokens or 1,
+            segments_of(tokens),
+            session_id=call.session,
+            max_tokens=call.max_tokens,
+        )
+        return call.model, req
+
+    async def _route(self, request: web.Request, kind: CallKind, path: str) -> web.StreamResponse:
+        raw = await request.read()
+        try:
+            model, req = self._routing_request(raw, kind)
+            self.metrics.incoming.labels(model).inc()
+            decision = self.picker.pick(req, list(self.backends.values()), req.arrival_s)
+            if decision.engine_id is None:
+                self.metrics.no_engine.inc()
+                raise ApiError(503, f"No ready engine for model `{model}`: {decision.reason}.")
+        except ApiError as err:
+            return error_response(err)
+        return await self._forward(request, self.backends[decision.engine_id], path, raw)
+
+    async def _forward(
+        self, request: web.Request, b: Backend, path: str, raw: bytes
+    ) -> web.StreamResponse:
+        assert self.session is not None
+        b.outstanding += 1
+        b.num_routed += 1
+        self.metrics.routed.labels(b.url).inc()
+        start = time.perf_counter()
+        resp: web.StreamResponse | None = None
+        try:
+            headers = {"Content-Type": "application/json"}
+            async with self.session.post(b.url + path, data=raw, headers=headers) as up:
+                resp = web.StreamResponse(
+                    status=up.status,
+                    headers={"Content-Type": up.headers.get("Content-Type", "application/json")},
+                )
+                await resp.prepare(request)
+                first = True
+                async for data in up.content.iter_any():
+                    if first:
+                        self.metrics.ttfb.labels(b.url).observe(time.perf_counter() - start)
+                        first = False
+                    await resp.write(data)
+                await resp.write_eof()
+                return resp
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            if resp is not None:
+                return resp  # the status is sent: the client sees the stream end early
+            return error_response(ApiError(502, f"engine {b.url} failed: {exc}"))
+        finally:
+            b.outstanding -= 1
+            self.metrics.duration.labels(b.url).observe(time.perf_counter() - start)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    async def on_startup(self, app: web.Application) -> None:
+        # No total timeout: a long generation streams for as long as it takes.
+        self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None))
+        await self.scrape_all()
+        self._task = asyncio.get_running_loop().create_task(self._scrape_loop())
+
+    async def on_cleanup(self, app: web.Application) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        if self.session is not None:
+            await self.session.close()
+
+
+ROUTER = web.AppKey("router", RouterService)
+
+
+def make_router_app(
+    urls: list[str], policy: str, scrape_interval_s: float = 0.05, seed: int = 0
+) -> web.Application:
+    service = RouterService(urls, policy, scrape_interval_s, seed)
+    app = web.Application(middlewares=[service.http.middleware])
+    app[ROUTER] = service
+    app.router.add_get("/health", service.health)
+    app.router.add_get("/v1/models", service.models)
+    app.router.add_get("/metrics", service.metrics_page)
+    app.router.add_post("/v1/completions", service.completions)
+    app.router.add_post("/v1/chat/completions", service.chat)
+    app.on_startup.append(service.on_startup)
+    app.on_cleanup.append(service.on_cleanup)
+    return app

@@ -1,0 +1,89 @@
+"""Helpers for the engine-emulator and router tests: servers on loopback in the test's loop."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from gpuplane.k8s.emulator.service import make_app
+from gpuplane.k8s.emulator.settings import EmulatorSettings, build
+from gpuplane.k8s.router.service import make_router_app
+from gpuplane.twin.scenario.inference import InferenceServerSpec
+
+MODEL = "llama-8b"
+Json = dict[str, Any]  # JSON bodies: nested values are read by key
+
+
+def settings(
+    *,
+    kind: str = "vllm",
+    time_scale: float = 50.0,
+    load_time_s: float = 0.0,
+    seed: int = 0,
+    max_model_len: int | None = 4096,
+    max_num_batched_tokens: int | None = None,
+) -> EmulatorSettings:
+    spec = InferenceServerSpec(
+        kind=kind,
+        model="Llama-3.1-8B",
+        served_model_name=MODEL,
+        max_model_len=max_model_len,
+        max_num_batched_tokens=max_num_batched_tokens,
+    )
+    return EmulatorSettings(spec, "H100-80GB", time_scale, seed, load_time_s=load_time_s)
+
+
+@asynccontextmanager
+async def serving(app: web.Application) -> AsyncIterator[str]:
+    """The app listening on a free loopback port: its base URL."""
+    runner = web.AppRunner(app, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()
+
+
+@asynccontextmanager
+async def emulator(s: EmulatorSettings | None = None) -> AsyncIterator[str]:
+    s = s or settings()
+    built, load_s = build(s)
+    async with serving(make_app(s, built.engine, load_s)) as url:
+        yield url
+
+
+@asynccontextmanager
+async def router(urls: list[str], policy: str) -> AsyncIterator[str]:
+    async with serving(make_router_app(urls, policy, scrape_interval_s=0.02)) as url:
+        yield url
+
+
+async def post(client: aiohttp.ClientSession, url: str, body: Json) -> tuple[int, Json]:
+    async with client.post(url, json=body) as resp:
+        data: Json = await resp.json()
+        return resp.status, data
+
+
+async def stream(client: aiohttp.ClientSession, url: str, body: Json) -> list[str]:
+    """The SSE ``data:`` payloads of a streaming request, in order."""
+    out: list[str] = []
+    async with client.post(url, json={**body, "stream": True}) as resp:
+        assert resp.status == 200
+        assert resp.headers["Content-Type"].startswith("text/event-stream")
+        async for line in resp.content:
+            text = line.decode().strip()
+            if text.startswith("data: "):
+                out.append(text[len("data: ") :])
+    return out
+
+
+def chunks(payloads: list[str]) -> list[Json]:
+    assert payloads[-1] == "[DONE]"
+    return [json.loads(p) for p in payloads[:-1]]
