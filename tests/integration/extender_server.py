@@ -14,6 +14,7 @@ from typing import Any
 
 from aiohttp import web
 
+from gpuplane.k8s.extender.binder import Binder
 from gpuplane.k8s.extender.live_feed import Feed
 from gpuplane.k8s.extender.service import Loader, ServeConfig, make_app
 from gpuplane.k8s.extender.state import ExtenderState
@@ -25,9 +26,10 @@ def serving(
     config: ServeConfig | None = None,
     loader: Loader | None = None,
     feed: Feed | None = None,
+    binder: Binder | None = None,
 ) -> Iterator[str]:
     loop = asyncio.new_event_loop()
-    app = make_app(state, config or ServeConfig(), loader=loader, feed=feed)
+    app = make_app(state, config or ServeConfig(), loader=loader, feed=feed, binder=binder)
     runner = web.AppRunner(app, access_log=None)
     port: list[int] = []
     started = threading.Event()

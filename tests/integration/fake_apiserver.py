@@ -51,6 +51,7 @@ class Served:
     accept_writes: bool = False
     writes: list[Written] = field(default_factory=list)
     refuse_evictions: set[str] = field(default_factory=set)  # "namespace/name" answering 429
+    bound: dict[str, str] = field(default_factory=dict)  # "namespace/name" -> node, by Bindings
 
 
 def _status(code: int, reason: str, message: str) -> Obj:
@@ -117,7 +118,8 @@ def _answer(served: Served, path: str, query: dict[str, list[str]]) -> tuple[int
 def _accept_write(served: Served, method: str, path: str, write: Written) -> tuple[int, Obj]:
     """Record a write and answer as kube-apiserver would for the paths the controllers use:
     PATCH a node, POST (409 when it exists) and PUT a ConfigMap, POST an Event, POST an
-    Eviction (429 for pods in ``refuse_evictions``)."""
+    Eviction (429 for pods in ``refuse_evictions``), POST a Binding (409 when the pod is already
+    in ``bound``, worded as the registry's BindingREST does)."""
     served.writes.append(write)
     parts = path.strip("/").split("/")
     body = write.body if isinstance(write.body, dict) else {}
@@ -145,6 +147,17 @@ def _accept_write(served: Served, method: str, path: str, write: Written) -> tup
                 "Cannot evict pod as it would violate the pod's disruption budget.",
             )
         return 201, _status(201, "", "")
+    if method == "POST" and parts[-1] == "binding" and len(parts) == 7:
+        key, node = f"{parts[3]}/{parts[5]}", body.get("target", {}).get("name", "")
+        if key in served.bound:
+            return 409, _status(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on pods/binding "{parts[5]}": pod {parts[5]} is '
+                f'already assigned to node "{served.bound[key]}"',
+            )
+        served.bound[key] = node
+        return 201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
     return 404, _status(404, "NotFound", "the server could not find the requested resource")
 
 

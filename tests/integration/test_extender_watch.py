@@ -89,7 +89,7 @@ def live(tmp_path: Path) -> Iterator[Live]:
         config = tmp_path / "kubeconfig"
         config.write_text(kubeconfig_text({"fake": api}, "fake"))
         defaults = node_defaults(EXAMPLES / "pools.yaml", None)
-        feed = connect(str(config), None, resync_s=0, defaults=defaults)
+        feed, _ = connect(str(config), None, resync_s=0, defaults=defaults)
         with serving(ExtenderState(ExtenderSettings(), defaults), feed=feed) as base:
             until(lambda: get(base + "/readyz")[0] == 200, "ready")
             yield Live(served, watched, base + "/gpuplane", feed)
@@ -162,7 +162,7 @@ def test_not_ready_until_every_resource_is_listed(tmp_path: Path) -> None:
     with running_watched(served, watched) as api:
         config = tmp_path / "kubeconfig"
         config.write_text(kubeconfig_text({"fake": api}, "fake"))
-        feed = connect(str(config), None, resync_s=0, defaults=node_defaults(None, None))
+        feed, _ = connect(str(config), None, resync_s=0, defaults=node_defaults(None, None))
         with serving(ExtenderState(ExtenderSettings()), feed=feed) as base:
             until(lambda: len(watched.lists(NODES)) == 1 and len(served.requests) > 20, "nodes")
             assert get(base + "/readyz")[0] == 503

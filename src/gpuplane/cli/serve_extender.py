@@ -86,9 +86,16 @@ def extender_command(
             help="Answer (with an error) by then.",
         ),
     ] = DEADLINE_S,
+    bind: Annotated[
+        bool,
+        typer.Option(
+            "--bind",
+            help="--kubeconfig: answer bind by creating the pod's Binding (off: read-only).",
+        ),
+    ] = False,
 ) -> None:
-    """Answer kube-scheduler's filter, prioritize and preempt calls from gpuplane's kubelet
-    verdicts; JSON-line logs on stderr."""
+    """Answer kube-scheduler's filter, prioritize and preempt calls (and bind, with --bind)
+    from gpuplane's kubelet verdicts; JSON-line logs on stderr."""
     from aiohttp import web
 
     host, port = parse_listen(listen)
@@ -97,21 +104,23 @@ def extender_command(
         _snapshot(snapshot, None if kubeconfig is None else Path(kubeconfig), context)
     if context is not None and kubeconfig is None:
         raise InputError("--context needs --kubeconfig")
+    if bind and kubeconfig is None:
+        raise InputError("--bind needs --kubeconfig", expected="a cluster to create Bindings in")
     settings = ExtenderSettings(packing_weight=packing_weight, assume_ttl_s=assume_ttl_s)
     state = ExtenderState(settings, defaults)
-    feed = None
+    feed, binder = None, None
     if snapshot is not None:
         snap = _snapshot(snapshot, None, None)  # a bad file is a usage error, before listening
         state.load(fit_cluster(snap, defaults), node_versions(snap))
         settle_heap()
     else:
         assert kubeconfig is not None
-        feed = connect(kubeconfig, context, resync_s=relist_s, defaults=defaults)
+        feed, binder = connect(kubeconfig, context, resync_s=relist_s, defaults=defaults, bind=bind)
     config = ServeConfig(
         url_prefix=url_prefix, max_body_bytes=max_body_mib * 2**20, deadline_s=deadline_s
     )
     setup_json_logging()
-    app = make_app(state, config, feed=feed)
+    app = make_app(state, config, binder=binder, feed=feed)
     logging.getLogger("gpuplane.extender").info(
         "listening", extra={"host": host, "port": port, "prefix": url_prefix}
     )

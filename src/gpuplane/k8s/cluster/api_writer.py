@@ -7,7 +7,9 @@ receives, built by the callers, so tests can assert them exactly:
 - a ConfigMap: created, or replaced when it exists (409 on create);
 - an Event (core/v1);
 - a pod's Eviction (policy/v1): the API server refuses it (429) when a PodDisruptionBudget does
-  not allow it.
+  not allow it;
+- a pod's Binding (core/v1, the scheduler extender's ``--bind``): what kube-scheduler's
+  DefaultBinder posts.
 """
 
 from __future__ import annotations
@@ -34,10 +36,14 @@ class ApiWriter(Protocol):
         """Ask for an eviction; False when a PodDisruptionBudget refuses it (429)."""
         ...
 
+    def bind_pod(self, namespace: str, name: str, uid: str, node: str) -> None:
+        """POST the pod's ``binding`` subresource (``WriteFailed`` when refused)."""
+        ...
+
 
 class WriteFailed(GpuplaneError):
     """The server refused a write (RBAC, validation, conflict)."""
 
     def __init__(self, method: str, path: str, status: int, detail: str = "") -> None:
-        self.status = status
+        self.status, self.detail = status, detail
         super().__init__(f"{method} {path} answered {status}" + (f": {detail}" if detail else ""))

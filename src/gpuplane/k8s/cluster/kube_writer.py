@@ -95,3 +95,14 @@ class KubernetesApiWriter:
             return False
         self._ok("POST", path, status, data)
         return True
+
+    def bind_pod(self, namespace: str, name: str, uid: str, node: str) -> None:
+        path = f"/api/v1/namespaces/{namespace}/pods/{name}/binding"
+        # The uid makes the server refuse a binding meant for an older pod of the same name.
+        body = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": name, "namespace": namespace, "uid": uid},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        }
+        self._ok("POST", path, *self._send("POST", path, body))

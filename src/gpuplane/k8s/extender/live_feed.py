@@ -15,6 +15,7 @@ from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_memo import FitMemo
 from gpuplane.k8s.cluster.fit_pools import NodeDefaults
 from gpuplane.k8s.cluster.live_cluster import LiveCluster
+from gpuplane.k8s.extender.binder import Binder, WriterBinder
 from gpuplane.k8s.extender.state import node_versions
 from gpuplane.twin.fit.model import FitCluster
 
@@ -63,14 +64,21 @@ class LiveFeed:
 
 
 def connect(
-    kubeconfig: str, context: str | None, *, resync_s: float, defaults: NodeDefaults
-) -> LiveFeed:
-    """A feed from a kubeconfig file (or ``in-cluster``: the pod's service account); a file
-    that cannot be used is an ``InputError`` now, an unreachable server is retried later."""
+    kubeconfig: str,
+    context: str | None,
+    *,
+    resync_s: float,
+    defaults: NodeDefaults,
+    bind: bool = False,
+) -> tuple[LiveFeed, Binder | None]:
+    """A feed from a kubeconfig file (or ``in-cluster``: the pod's service account), and with
+    ``bind`` a binder sharing its client; a file that cannot be used is an ``InputError`` now,
+    an unreachable server is retried later."""
     # Imported here: the client library is large (see reading.snapshot_from_kubeconfig).
     from pathlib import Path
 
     from gpuplane.k8s.cluster.kube_lister import KubernetesApiLister
+    from gpuplane.k8s.cluster.kube_writer import KubernetesApiWriter
 
     if kubeconfig == IN_CLUSTER:
         client = KubernetesApiLister.in_cluster()
@@ -79,4 +87,5 @@ def connect(
         client = KubernetesApiLister.from_kubeconfig(Path(kubeconfig), context)
         source = f"kubeconfig {kubeconfig}" + (f" (context {context})" if context else "")
     live = LiveCluster(client, source=f"{source}, server {client.server}", resync_s=resync_s)
-    return LiveFeed(live, defaults)
+    binder = WriterBinder(KubernetesApiWriter.for_lister(client)) if bind else None
+    return LiveFeed(live, defaults), binder
