@@ -11,7 +11,7 @@ nodes were replayed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpuplane.twin.fit.holdings import NodeHolding, ReplayCache, replay_node
 from gpuplane.twin.fit.model import FitCluster, FitNode, FitPod
@@ -41,6 +41,13 @@ class ExtenderView:
     keys: Mapping[str, int]
     bound_uids: frozenset[str]  # pods the cluster shows holding a node
     interned: dict[NodeKey, int]
+    # The last replay of each node with extra pods (assumed ones): node name -> (the node, the
+    # pods replayed, their holding, its key), reused while the node and the pods are the very
+    # same objects. Shared by derived views like ``interned``; a burst of requests, each adding
+    # one assumed pod, then replays one node per request instead of every assumed node.
+    replays: dict[str, tuple[FitNode, tuple[FitPod, ...], NodeHolding, int]] = field(
+        default_factory=dict
+    )
 
     def __contains__(self, name: object) -> bool:
         return name in self.nodes
@@ -73,6 +80,7 @@ def make_view(cluster: FitCluster, previous: ExtenderView | None = None) -> Exte
         keys=keys,
         bound_uids=frozenset(p.info.uid for p in cluster.pods if p.holds),
         interned=interned,
+        replays=previous.replays if previous is not None else {},
     )
 
 
@@ -97,11 +105,26 @@ def _replayed(
     for node in nodes:
         pods = (*view.pods_by_node.get(node.name, ()), *extra.get(node.name, ()))
         new_nodes[node.name] = node
+        last = view.replays.get(node.name)
+        if last is not None and last[0] is node and _same(last[1], pods):
+            holdings[node.name], keys[node.name] = last[2], last[3]
+            continue
         holdings[node.name] = replay_node(node, pods, cache)
         keys[node.name] = _intern(view.interned, node, holdings[node.name])
+        view.replays[node.name] = (node, pods, holdings[node.name], keys[node.name])
     return ExtenderView(
-        new_nodes, holdings, view.pods_by_node, keys, view.bound_uids, view.interned
+        new_nodes,
+        holdings,
+        view.pods_by_node,
+        keys,
+        view.bound_uids,
+        view.interned,
+        view.replays,
     )
+
+
+def _same(a: Sequence[FitPod], b: Sequence[FitPod]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 def with_nodes(view: ExtenderView, nodes: Sequence[FitNode]) -> ExtenderView:
@@ -130,6 +153,6 @@ def without_pods(view: ExtenderView, node: str, uids: frozenset[str]) -> Extende
     pods = tuple(p for p in view.pods_by_node.get(node, ()) if p.info.uid not in uids)
     by_node = {**view.pods_by_node, node: pods}
     trimmed = ExtenderView(
-        view.nodes, view.holdings, by_node, view.keys, view.bound_uids, view.interned
+        view.nodes, view.holdings, by_node, view.keys, view.bound_uids, view.interned, view.replays
     )
     return _replayed(trimmed, [found], {})
