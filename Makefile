@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO_OUT ?= out/demo
 
-.PHONY: grpc demo test lint types contracts unit bench bench-twin bench-gpu-sets bench-topology bench-mig bench-serving bench-twin-speed bench-pd bench-autoscale clean
+.PHONY: grpc demo test lint types contracts unit bench bench-twin bench-gpu-sets bench-topology bench-mig bench-serving bench-twin-speed bench-pd bench-autoscale demo-live clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "gpuplane needs Python 3.11 or newer")'
@@ -56,6 +56,10 @@ bench-pd: $(STAMP)
 
 bench-autoscale: $(STAMP)
 	$(BIN)/python bench/autoscale.py
+
+# Two emulator engines, the router, the KEDA scaler and Prometheus (when installed) on loopback.
+demo-live: $(STAMP)
+	$(BIN)/python -m gpuplane.k8s.demo_live --duration 60
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis
