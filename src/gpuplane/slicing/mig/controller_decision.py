@@ -18,6 +18,14 @@ round:
    disruptions; otherwise it is skipped with the reason and the plan is made again without it.
 4. The changes left are taken fewest disruptions first, then by node name, while fewer than
    ``max_unavailable`` nodes are changing; the rest are skipped (``max-unavailable``).
+
+A node whose state is ``failed`` serves nothing to the planner (what its GPUs hold is unknown);
+a change that would set the config that failed again is skipped (``previously-failed``).
+
+Single strategy (``nvidia.com/mig.strategy=single``): pending pods asking ``nvidia.com/gpu`` for
+one profile (``ControlPod.single_profile``) are served first by the free devices of nodes already
+holding that profile, then by relabelling another single-strategy node to mig-parted's
+``all-<profile>``, idle nodes first, under the same safety rules.
 """
 
 from __future__ import annotations
