@@ -3,11 +3,15 @@ controller's ``ControlSnapshot``.
 
 - MIG nodes: a node whose hardware is known (``--pools`` or GFD labels) with MIG-capable GPUs,
   that advertises ``nvidia.com/mig-*`` or is labelled ``nvidia.com/mig.strategy=mixed`` (as
-  ``gpuplane fit``'s MIG remedy decides it).
+  ``gpuplane fit``'s MIG remedy decides it), or labelled ``nvidia.com/mig.strategy=single``
+  (every MIG device advertised as ``nvidia.com/gpu``).
 - Current layouts: the config the node's ``nvidia.com/mig.config`` names, looked up in the
   ConfigMap the MIG manager reads, else in NVIDIA's defaults for the GPU model; an unknown name
   leaves every GPU taken as empty (and a note).
-- Pods: every pod that is not finished; pending ones are those no node is set for.
+- Pods: every pod that is not finished; pending ones are those no node is set for. A pod
+  asking ``nvidia.com/gpu`` and no MIG resource whose ``nodeSelector`` (or required node
+  affinity, ``In``) names a ``nvidia.com/gpu.product`` ``<product>-MIG-<profile>``, or that
+  carries the ``gpuplane.io/mig-profile`` annotation, asks that profile on single-strategy nodes.
 - PodDisruptionBudgets (policy/v1): ``spec.selector`` and ``status.disruptionsAllowed``; a PDB
   without status yet allows nothing.
 """
@@ -22,6 +26,7 @@ from gpuplane.api.selectors import LabelSelector, from_match_fields
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.cluster.api_lister import RawObject
 from gpuplane.slicing.mig.controller_types import (
+    SINGLE_STRATEGY,
     ControlNode,
     ControlPod,
     ControlSnapshot,
@@ -32,9 +37,11 @@ from gpuplane.slicing.mig.parted_config import PartedConfig
 from gpuplane.slicing.mig.parted_defaults import default_configs
 from gpuplane.slicing.mig.parted_naming import layouts_of
 from gpuplane.twin.cluster.mig_devices import MIG_CONFIG_LABEL, MIG_STATE_LABEL, mig_gpu_of
-from gpuplane.twin.fit.model import FitCluster, FitNode
+from gpuplane.twin.fit.model import FitCluster, FitNode, FitPod
 
 MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
+PRODUCT_LABEL = "nvidia.com/gpu.product"
+MIG_INFIX = "-MIG-"
 
 
 def _dict(value: object) -> dict[str, Any]:
@@ -45,7 +52,43 @@ def _mig_mode(node: FitNode) -> bool:
     if node.hardware.topology is None:
         return False
     advertises = any(is_mig_resource(r) for r in node.allocatable)
-    return advertises or node.labels.get(MIG_STRATEGY_LABEL) == "mixed"
+    return advertises or node.labels.get(MIG_STRATEGY_LABEL) in ("mixed", SINGLE_STRATEGY)
+
+
+def _product(value: str | None) -> str | None:
+    """GFD's gpu.product without its ``-MIG-<profile>`` (single strategy adds it)."""
+    if not value:
+        return None
+    return value.split(MIG_INFIX, 1)[0]
+
+
+def _selected_products(pod: FitPod) -> list[str]:
+    """The gpu.product values the pod's nodeSelector or required node affinity (``In``) asks."""
+    out: list[str] = []
+    if PRODUCT_LABEL in pod.info.node_selector:
+        out.append(pod.info.node_selector[PRODUCT_LABEL])
+    node_affinity = _dict(_dict(pod.info.affinity).get("nodeAffinity"))
+    required = _dict(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
+    for term in required.get("nodeSelectorTerms") or []:
+        for expr in _dict(term).get("matchExpressions") or []:
+            e = _dict(expr)
+            if e.get("key") == PRODUCT_LABEL and e.get("operator") == "In":
+                out.extend(str(v) for v in e.get("values") or [])
+    return out
+
+
+def single_request(pod: FitPod) -> tuple[str | None, str | None]:
+    """(profile, product) a pod asking nvidia.com/gpu wants on single-strategy nodes: the first
+    ``<product>-MIG-<profile>`` it selects, else its ``gpuplane.io/mig-profile`` annotation (any
+    product); (None, None) when neither."""
+    if pod.gpus <= 0 or any(is_mig_resource(r) for r in pod.info.requests):
+        return None, None
+    for value in _selected_products(pod):
+        if MIG_INFIX in value:
+            product, profile = value.split(MIG_INFIX, 1)
+            if profile:
+                return profile, product
+    return (pod.mig_profile, None) if pod.mig_profile else (None, None)
 
 
 def control_node(
@@ -78,6 +121,7 @@ def control_node(
         strategy=node.labels.get(MIG_STRATEGY_LABEL, "mixed"),
         schedulable=not node.unschedulable,
         layouts_known=layouts is not None,
+        product=_product(node.labels.get(PRODUCT_LABEL)),
     )
 
 
@@ -120,6 +164,18 @@ def control_snapshot(
                 if is_mig_resource(r) and v
             )
         )
-        pods.append(ControlPod(p.info.key, p.info.namespace, dict(p.labels), p.node, mig, p.gpus))
+        profile, product = single_request(p)
+        pods.append(
+            ControlPod(
+                p.info.key,
+                p.info.namespace,
+                dict(p.labels),
+                p.node,
+                mig,
+                p.gpus,
+                single_profile=profile,
+                single_product=product,
+            )
+        )
     budgets = tuple(disruption_budget(b) for b in pdbs)
     return ControlSnapshot(nodes, tuple(pods), budgets), tuple(notes)

@@ -32,6 +32,7 @@ from gpuplane.scheduler.framework.types import (
     ContainerInfo,
     PodInfo,
 )
+from gpuplane.slicing.mig.controller_types import MIG_PROFILE_ANNOTATION
 from gpuplane.twin.cluster.cluster import POD_GROUP_LABEL
 from gpuplane.twin.fit.model import GPU_IDS_ANNOTATION, FitPod
 from gpuplane.twin.fit.selecting import Selecting, default_selector
@@ -269,4 +270,5 @@ def fit_pod(
         owner=owner,
         gpu_ids=_gpu_ids(_dict(meta.get("annotations")), where),
         terminating=meta.get("deletionTimestamp") is not None,
+        mig_profile=str(_dict(meta.get("annotations")).get(MIG_PROFILE_ANNOTATION) or "") or None,
     )

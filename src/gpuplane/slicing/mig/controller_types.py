@@ -26,6 +26,10 @@ from gpuplane.slicing.mig.profiles import MigGpu
 
 # mig.config.state values while NVIDIA's MIG manager is at work on a node.
 IN_PROGRESS_STATES = ("pending", "rebooting")
+FAILED_STATE = "failed"
+SINGLE_STRATEGY = "single"
+# A pending pod's annotation: its nvidia.com/gpu are MIG devices of this profile (single strategy).
+MIG_PROFILE_ANNOTATION = "gpuplane.io/mig-profile"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +42,7 @@ class ControlNode:
     strategy: str = "mixed"  # the device plugin's MIG strategy: mixed | single
     schedulable: bool = True  # not cordoned
     layouts_known: bool = True  # False: the config is unknown, every GPU taken as empty
+    product: str | None = None  # GFD's nvidia.com/gpu.product without its -MIG-<profile>
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +53,11 @@ class ControlPod:
     node: str | None  # None: pending, not bound
     mig: tuple[tuple[str, int], ...] = ()  # profile -> instances asked
     gpus: int = 0  # nvidia.com/gpu (on a single-strategy node: MIG devices)
+    # A pod asking nvidia.com/gpu that means MIG devices of one profile on single-strategy
+    # nodes (its node selector or affinity names a <product>-MIG-<profile> gpu.product, or the
+    # gpuplane.io/mig-profile annotation); product: the <product> part, None for any model.
+    single_profile: str | None = None
+    single_product: str | None = None
 
     @property
     def holds_gpu(self) -> bool:
@@ -98,6 +108,7 @@ class SkipReason(StrEnum):
     WOULD_EVICT = "would-evict"  # running GPU pods and no --allow-evict
     PDB = "pdb"  # a PodDisruptionBudget allows fewer disruptions
     CORDONED = "cordoned"
+    PREVIOUSLY_FAILED = "previously-failed"  # the plan would set the config that failed again
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,4 +144,7 @@ class MigControllerDecision:
     demand: tuple[tuple[str, int], ...]  # pending MIG instances per profile
     unplaced: tuple[tuple[str, int], ...] = ()  # what even the plan could not serve
     plan_status: str = "no demand"
+    # pending nvidia.com/gpu on single-strategy nodes, per profile, and what no change serves
+    single_demand: tuple[tuple[str, int], ...] = ()
+    single_unplaced: tuple[tuple[str, int], ...] = ()
     notes: tuple[str, ...] = field(default=())

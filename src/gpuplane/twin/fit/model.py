@@ -59,6 +59,8 @@ class FitPod:
     owner: OwnerRef | None = None
     gpu_ids: tuple[int, ...] | None = None  # None: which GPUs is unknown
     terminating: bool = False
+    # The gpuplane.io/mig-profile annotation (the MIG controller's single-strategy demand).
+    mig_profile: str | None = None
 
     @property
     def gpus(self) -> int:
