@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -96,6 +97,12 @@ def _single_numa_filter(lists: list[list[TopologyHint]]) -> list[list[TopologyHi
     ]
 
 
+# The merge visits every combination of the providers' hints (kubelet's
+# iterateAllProviderTopologyHints), in order, keeping a running best; gpuplane refuses inputs whose
+# combinations exceed this rather than run for hours (docs/kubelet.md, "Bounds").
+MAX_COMBINATIONS = 10_000_000
+
+
 def merge_hints(
     policy: PolicyName,
     numa: NumaInfo,
@@ -112,6 +119,15 @@ def merge_hints(
     if policy is PolicyName.NONE:
         return MergeResult(TopologyHint(None, False), True)
     lists = filter_providers_hints(providers)
+    combinations = math.prod(len(hints) for hints in lists)
+    if combinations > MAX_COMBINATIONS:
+        sizes = " x ".join(str(len(h)) for h in lists)
+        raise InputError(
+            f"the Topology Manager merges every combination of the providers' hints: {sizes} = "
+            f"{combinations:,} here",
+            expected=f"at most {MAX_COMBINATIONS:,} combinations (a kubelet would take as long: "
+            "real nodes have a few providers of a few hints each)",
+        )
     if policy is PolicyName.SINGLE_NUMA_NODE:
         merged = HintMerger.make(numa, _single_numa_filter(lists), numa.narrowest).merge()
         if merged.affinity == numa.default_affinity():
