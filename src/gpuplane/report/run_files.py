@@ -1,4 +1,6 @@
-"""Write a twin run's files: summary.json, events.jsonl, timeseries.csv, resolved-config.yaml.
+"""Write a twin run's files: summary.json, events.jsonl, timeseries.csv, resolved-config.yaml,
+and the tidy series ``twin.series`` names (pools_timeseries.csv, serving_timeseries.csv,
+autoscaling_timeseries.csv; each only when the run has that kind of entity).
 
 Every file is a pure function of the run result and the resolved scenario, so the same scenario
 and seed give byte-identical files.
@@ -15,6 +17,7 @@ from typing import Any
 import yaml
 
 from gpuplane.twin.metrics import COLUMNS
+from gpuplane.twin.series import SERIES_COLUMNS, SeriesRow
 from gpuplane.twin.simulation import RunResult
 
 
@@ -28,6 +31,16 @@ def timeseries_csv(result: RunResult) -> str:
     writer.writeheader()
     for row in result.timeseries:
         writer.writerow(row)
+    return buf.getvalue()
+
+
+def series_csv(rows: tuple[SeriesRow, ...]) -> str:
+    """Long form: t_s, entity, metric, value (``repr`` of the float: exact and stable)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(SERIES_COLUMNS)
+    for r in rows:
+        writer.writerow((r.t_s, r.entity, r.metric, r.value))
     return buf.getvalue()
 
 
@@ -47,6 +60,9 @@ def write_run(
         "timeseries.csv": timeseries_csv(result),
         "resolved-config.yaml": yaml.safe_dump(config, sort_keys=True, allow_unicode=True),
     }
+    for name, rows in result.series.items():
+        if rows:
+            files[name] = series_csv(rows)
     written = []
     for name, text in files.items():
         path = out_dir / name

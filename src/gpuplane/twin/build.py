@@ -187,7 +187,12 @@ def _serving(
     if runtime is not None:
         out.append(runtime)
     if scaled_objects:
-        out.append(Autoscaling(cluster, deployments, scaled_objects))
+        services = (
+            {f"{sv.namespace}/{sv.deployment}": sv.name for sv in serving.services}
+            if serving is not None
+            else {}
+        )
+        out.append(Autoscaling(cluster, deployments, scaled_objects, services))
     if runtime is not None and serving is not None and serving.slo_scalers:
         out.append(SloScaling(cluster, deployments, runtime, serving.slo_scalers))
     return out

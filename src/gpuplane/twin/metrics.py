@@ -1,7 +1,9 @@
-"""Cluster time series, sampled every ``metrics_interval_s`` (timeseries.csv)."""
+"""Cluster time series, sampled every ``metrics_interval_s`` (timeseries.csv), and the per-pool
+series sampled in the same event (pools_timeseries.csv, ``twin.pool_metrics``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from gpuplane.api.pod_phase import PodPhase
@@ -10,6 +12,8 @@ from gpuplane.core.kernel import Priority
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.store import ObjectStore
 from gpuplane.twin.component import Component
+from gpuplane.twin.pool_metrics import PoolSampler
+from gpuplane.twin.series import SeriesRow
 
 COLUMNS = (
     "t_s",
@@ -69,6 +73,8 @@ class MetricsSampler(Component):
     def __init__(self, cluster: Cluster) -> None:
         self.c = cluster
         self.rows: list[dict[str, Any]] = []
+        self.pool_rows: list[SeriesRow] = []
+        self.pools = PoolSampler()
         self.until_s = 0.0
 
     def start(self, until_s: float) -> None:
@@ -78,6 +84,10 @@ class MetricsSampler(Component):
     def _sample(self) -> None:
         c = self.c
         self.rows.append(sample(c.store, c.now, c.counters))
+        self.pool_rows += self.pools.rows(c.store, c.now)
         nxt = c.now + c.settings.metrics_interval_s
         if nxt <= self.until_s:
             c.loop.schedule(nxt, self._sample, priority=Priority.METRICS, label="metrics")
+
+    def series(self, grid: Sequence[float]) -> dict[str, list[SeriesRow]]:
+        return {"pools_timeseries.csv": list(self.pool_rows)}

@@ -8,7 +8,7 @@ same scenario and seed give the same result, event for event.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from gpuplane.core.kernel import EventHandle
@@ -16,6 +16,7 @@ from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.events import Event
 from gpuplane.twin.component import EventObserver, TwinComponent
 from gpuplane.twin.metrics import MetricsSampler
+from gpuplane.twin.series import SeriesRow, SeriesSource, merged
 from gpuplane.twin.summary import RunSummary, build_summary
 
 T = TypeVar("T")
@@ -29,6 +30,8 @@ class RunResult:
     summary: RunSummary
     events: tuple[Event, ...]
     timeseries: tuple[dict[str, Any], ...]
+    # The tidy series per file name (``twin.series``): pools, serving, autoscaling.
+    series: dict[str, tuple[SeriesRow, ...]] = field(default_factory=dict)
 
 
 class Simulation:
@@ -74,6 +77,8 @@ class Simulation:
             c, name=self.name, placement=self.placement_name, until_s=until_s, sections=sections
         )
         samplers = [p for p in self.components if isinstance(p, MetricsSampler)]
+        grid = tuple(float(r["t_s"]) for r in samplers[0].rows) if samplers else ()
+        series = merged(p.series(grid) for p in self.components if isinstance(p, SeriesSource))
         return RunResult(
             seed=c.seed,
             until_s=until_s,
@@ -81,6 +86,7 @@ class Simulation:
             summary=summary,
             events=tuple(c.events.events),
             timeseries=tuple(samplers[0].rows) if samplers else (),
+            series=series,
         )
 
 

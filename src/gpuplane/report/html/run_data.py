@@ -1,11 +1,12 @@
-"""A run's files read back: summary.json, events.jsonl, timeseries.csv, resolved-config.yaml."""
+"""A run's files read back: summary.json, events.jsonl, timeseries.csv, resolved-config.yaml,
+and the tidy series files when the run wrote them (``twin.series``; older runs lack them)."""
 
 from __future__ import annotations
 
 import csv
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,11 @@ import yaml
 
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.textio import read_user_text
+from gpuplane.twin.series import SERIES_FILES
 
 RUN_FILES = ("summary.json", "events.jsonl", "timeseries.csv", "resolved-config.yaml")
+# file -> entity -> metric -> (times, values)
+Series = Mapping[str, Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +27,7 @@ class RunData:
     events: tuple[Mapping[str, Any], ...]
     columns: Mapping[str, tuple[float, ...]]  # timeseries.csv, column by column
     config: Mapping[str, Any]  # resolved-config.yaml: seed, until_s, warnings, scenario
+    series: Mapping[str, Series] = field(default_factory=dict)  # the files present
 
     @property
     def until_s(self) -> float:
@@ -45,6 +50,17 @@ def _columns(text: str) -> dict[str, tuple[float, ...]]:
     return {name: tuple(float(r[name]) for r in rows) for name in rows[0]}
 
 
+def _series(text: str) -> Series:
+    out: dict[str, dict[str, tuple[list[float], list[float]]]] = {}
+    for r in csv.DictReader(text.splitlines()):
+        times, values = out.setdefault(r["entity"], {}).setdefault(r["metric"], ([], []))
+        times.append(float(r["t_s"]))
+        values.append(float(r["value"]))
+    return {
+        e: {m: (tuple(t), tuple(v)) for m, (t, v) in metrics.items()} for e, metrics in out.items()
+    }
+
+
 def read_run(run_dir: Path) -> RunData:
     """InputError naming the file when one is missing or unreadable."""
     texts = {}
@@ -58,12 +74,18 @@ def read_run(run_dir: Path) -> RunData:
                 expected="a directory `gpuplane simulate --out` wrote",
                 location=Location(source=str(path)),
             ) from None
+    series_texts = {}
+    for name in SERIES_FILES:
+        path = run_dir / name
+        if path.is_file():
+            series_texts[name] = read_user_text(path)
     try:
         return RunData(
             summary=json.loads(texts["summary.json"]),
             events=tuple(json.loads(line) for line in texts["events.jsonl"].splitlines() if line),
             columns=_columns(texts["timeseries.csv"]),
             config=yaml.safe_load(texts["resolved-config.yaml"]) or {},
+            series={name: _series(text) for name, text in series_texts.items()},
         )
     except (ValueError, KeyError, yaml.YAMLError) as exc:
         raise InputError(

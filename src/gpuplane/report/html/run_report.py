@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gpuplane.report.html import run_plots
+from gpuplane.report.html import run_plots, series_plots
 from gpuplane.report.html.page import cell, esc, missing, page, table
 from gpuplane.report.html.pool_view import PoolInfo, pool_html
 from gpuplane.report.html.run_data import RunData
@@ -108,7 +108,7 @@ def _serving(run: RunData) -> str:
     return (
         table(head, rows)
         + "<p>Latencies in seconds over the whole run.</p>"
-        + missing("TTFT/ITL and request rate over time (the run's files hold the totals)")
+        + series_plots.serving_latency(run.series)
     )
 
 
@@ -134,7 +134,7 @@ def _autoscaling(run: RunData, timeline: Timeline) -> str:
     ]
     parts.append(run_plots.replicas(timeline, targets))
     if scalers:
-        parts.append(missing("request rate and queue length per autoscaler over time"))
+        parts.append(series_plots.autoscaler_signals(run.series))
     return "".join(parts)
 
 
@@ -146,7 +146,7 @@ def _cluster(run: RunData, timeline: Timeline, pools: Sequence[PoolInfo]) -> str
             run_plots.pool_gpus(timeline, capacity),
             run_plots.pending_by_reason(timeline, run.columns),
             run_plots.scheduling_latency(timeline),
-            missing("FGD fragmentation per pool over time"),
+            series_plots.pool_fragmentation(run.series),
         ]
     )
 

@@ -13,11 +13,16 @@ For each ScaledObject the twin runs what a cluster runs:
 
 Both decisions are pure; this module only gathers their inputs and applies their outputs, and
 keeps their state (recommendation history, scale events, KEDA's last active time) between syncs.
+
+What each poll and sync saw is logged for autoscaling_timeseries.csv (``series``): desired and
+current replicas, every trigger's value and threshold, and the target service's request rate
+and queue length read from the series store as a dashboard would. Logging changes no decision.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -38,12 +43,14 @@ from gpuplane.autoscaler.keda.scale_loop import KedaSnapshot
 from gpuplane.autoscaler.keda.scale_loop import decide as keda_decide
 from gpuplane.autoscaler.keda.scalers import Scaler, ScalerPoll, build_scaler
 from gpuplane.autoscaler.keda.state import KedaSettings, KedaState
+from gpuplane.autoscaler.promql.evaluator import evaluate
 from gpuplane.core.kernel import Priority
 from gpuplane.twin.autoscaling.summary import AutoscalingSummary, ScaledObjectSummary
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import Pod
 from gpuplane.twin.component import Component
 from gpuplane.twin.controllers.deployment import DeploymentController
+from gpuplane.twin.series import SeriesLog, SeriesRow
 
 HPA_SETTINGS = HpaControllerSettings()
 KEDA_SETTINGS = KedaSettings()
@@ -67,9 +74,12 @@ class Autoscaling(Component):
         cluster: Cluster,
         deployments: DeploymentController,
         objects: tuple[ScaledObjectIn, ...],
+        services: Mapping[str, str] | None = None,
     ) -> None:
         self.c = cluster
         self.deployments = deployments
+        self.services = dict(services or {})  # target Deployment key -> serving service
+        self.log = SeriesLog()
         api = SeriesStorePrometheus(cluster.tsdb)
         self.scaled: list[_Scaled] = []
         for so in objects:
@@ -125,6 +135,7 @@ class Autoscaling(Component):
         snap = KedaSnapshot(now, s.so, self._replicas(s), polls, s.created_s, s.keda_state)
         decision = keda_decide(snap, KEDA_SETTINGS)
         s.keda_state = decision.state
+        self._log_poll(s, polls, decision.scale_to)
         if decision.scale_to is not None:
             self._scale(s, decision.scale_to, "; ".join(decision.events) or "KEDA")
 
@@ -165,9 +176,46 @@ class Autoscaling(Component):
         )
         decision = hpa_decide(snap, HPA_SETTINGS)
         s.hpa_state = decision.state
+        entity = self._entity(s)
+        self.log.record(now, entity, "desired_replicas", float(decision.desired_replicas))
+        self.log.record(now, entity, "current_replicas", float(current))
         if decision.rescale:
             reason = next((e.message for e in decision.events), "HPA rescale")
             self._scale(s, decision.desired_replicas, reason)
+
+    # ----- what the scalers saw -----
+    def _entity(self, s: _Scaled) -> str:
+        return f"ScaledObject {s.so.metadata.namespace}/{s.so.metadata.name}"
+
+    def _log_poll(
+        self, s: _Scaled, polls: tuple[ScalerPoll | None, ...], scale_to: int | None
+    ) -> None:
+        now, entity = self.c.now, self._entity(s)
+        current = self._replicas(s)
+        self.log.record(now, entity, "current_replicas", float(current))
+        self.log.record(
+            now, entity, "desired_replicas", float(current if scale_to is None else scale_to)
+        )
+        for i, (poll, t) in enumerate(zip(polls, s.so.spec.triggers, strict=True)):
+            name = f"trigger.{t.name or i}"
+            if poll is not None and poll.value_milli is not None:
+                self.log.record(now, entity, f"{name}.value", poll.value_milli / 1000.0)
+            threshold = _number(t.metadata.get("threshold"))
+            if threshold is not None:
+                self.log.record(now, entity, f"{name}.threshold", threshold)
+        service = self.services.get(self._key(s))
+        if service is not None:
+            sel = f'{{service="{service}"}}'
+            for metric, query in (
+                ("request_rate_rps", f"sum(rate(vllm:num_incoming_requests_total{sel}[1m]))"),
+                ("queue_length", f"sum(vllm:num_requests_waiting{sel})"),
+            ):
+                value = _scalar(query, self.c, now)
+                if value is not None:
+                    self.log.record(now, entity, metric, value)
+
+    def series(self, grid: Sequence[float]) -> dict[str, list[SeriesRow]]:
+        return {"autoscaling_timeseries.csv": self.log.on_grid(grid)}
 
     def summary(self) -> AutoscalingSummary:
         return AutoscalingSummary(
@@ -200,3 +248,20 @@ def _pod_info(p: Pod) -> PodInfo:
         start_s=p.started_s,
         deleted=p.is_deleted,
     )
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        value = float(text) if text is not None else math.nan
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _scalar(query: str, cluster: Cluster, now: float) -> float | None:
+    """The first sample of an instant query on the cluster's series store (None: no sample)."""
+    samples = getattr(evaluate(query, cluster.tsdb, now), "samples", ())
+    if not samples:
+        return None
+    x = float(samples[0].value)
+    return x if math.isfinite(x) else None

@@ -11,11 +11,14 @@ period with what a real deployment of it would read.
   TTFT p90 and ITL p99 from the histograms).
 - Capacity: ``twin.serving.capacity`` fits the analytic capacity model's per-replica figures to the
   calibrated step-time model and memory plan of the service's engines.
+
+Each sync's inputs and decision are logged for autoscaling_timeseries.csv (``series``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,6 +40,7 @@ from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.component import Component
 from gpuplane.twin.controllers.deployment import DeploymentController
 from gpuplane.twin.scenario.serving_spec import SloScalerSpec
+from gpuplane.twin.series import SeriesLog, SeriesRow
 from gpuplane.twin.serving.runtime import ServingRuntime
 
 HISTORY_STEPS = 40  # arrival-rate history the forecast sees (10 minutes at 15 s)
@@ -65,6 +69,7 @@ class SloScaling(Component):
         self.deployments = deployments
         self.serving = serving
         self.scalers = [_Scaler(s) for s in specs]
+        self.log = SeriesLog()
 
     def start(self, until_s: float) -> None:
         self.until_s = until_s
@@ -101,6 +106,7 @@ class SloScaling(Component):
         )
         decision = decide(SloSnapshot(self.c.now, (pool,)), s.spec.settings).pools[0]
         s.memory = decision.memory
+        self._log_sync(spec.name, pool, decision.current_replicas, decision.desired_replicas)
         state = self.c.store.deployments.get(key)
         if state is not None and decision.desired_replicas != state.replicas:
             self.deployments.scale(key, decision.desired_replicas, f"SLO scaler: {decision.reason}")
@@ -157,6 +163,26 @@ class SloScaling(Component):
     def _prompt_quantiles(self, service: str, now: float) -> tuple[tuple[float, float], ...]:
         arrivals, prompts, _ = self.serving.request_stream(service)
         return prompt_quantiles(arrivals, prompts, now)
+
+    def _log_sync(self, service: str, pool: PoolSnapshot, current: int, desired: int) -> None:
+        now, entity = self.c.now, f"SLO scaler {service}"
+        sig = pool.signals
+        seen: list[tuple[str, float | None]] = [
+            ("current_replicas", float(current)),
+            ("desired_replicas", float(desired)),
+            ("request_rate_rps", sig.arrival_rps[-1] if sig.arrival_rps else None),
+            ("queue_length", sig.num_requests_waiting),
+            ("trigger.ttft_p90_s.value", sig.ttft_p90_s),
+            ("trigger.ttft_p90_s.threshold", pool.slo.ttft_p90_s if pool.slo else None),
+            ("trigger.itl_p99_s.value", sig.itl_p99_s),
+            ("trigger.itl_p99_s.threshold", pool.slo.itl_p99_s if pool.slo else None),
+        ]
+        for metric, value in seen:
+            if value is not None:
+                self.log.record(now, entity, metric, float(value))
+
+    def series(self, grid: Sequence[float]) -> dict[str, list[SeriesRow]]:
+        return {"autoscaling_timeseries.csv": self.log.on_grid(grid)}
 
     def summary(self) -> SloScalingSummary:
         return SloScalingSummary(

@@ -20,6 +20,7 @@ are simulated at their own times, not at the tick.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,8 +43,10 @@ from gpuplane.twin.cluster.objects import Pod
 from gpuplane.twin.component import Component
 from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.scenario.serving_spec import ServiceSpec, ServingSpec
+from gpuplane.twin.series import SeriesRow
 from gpuplane.twin.serving.capacity import capacity_from_engine
 from gpuplane.twin.serving.engines import BuiltEngine, build_engine
+from gpuplane.twin.serving.series import service_rows
 from gpuplane.twin.serving.summary import ServingSummary, service_summary
 
 GIB = 1024**3
@@ -205,6 +208,13 @@ class ServingRuntime(Component):
                 for svc in self.services.values()
             )
         )
+
+    def series(self, grid: Sequence[float]) -> dict[str, list[SeriesRow]]:
+        """serving_timeseries.csv, from the outcomes once the run has ended (``stop``)."""
+        rows: list[SeriesRow] = []
+        for svc in self.services.values():
+            rows += service_rows(svc.spec, svc.sim.result().outcomes, svc.arrivals, grid)
+        return {"serving_timeseries.csv": rows}
 
     # ----- what a scaler reads -----
     def capacity_model(self, service: str) -> CapacityModel | None:

@@ -89,7 +89,8 @@ class ServingSummary:
         return [s.as_dict() for s in self.services]
 
 
-def _meets(o: RequestOutcome, spec: ServiceSpec) -> bool:
+def meets_slo(o: RequestOutcome, spec: ServiceSpec) -> bool:
+    """Completed, TTFT within the target and mean time per output token within the ITL one."""
     if o.status is not Status.COMPLETED or o.ttft_s is None or o.e2e_s is None:
         return False
     tpot = (o.e2e_s - o.ttft_s) / (o.output_tokens - 1) if o.output_tokens > 1 else 0.0
@@ -106,7 +107,7 @@ def service_summary(spec: ServiceSpec, result: SimulationResult, engines: int) -
         if o.status in (Status.REJECTED, Status.ABORTED):
             key = re.sub(r"\d+", "N", o.reason)  # one line per kind of reason
             reasons[key] = reasons.get(key, 0) + 1
-    met = sum(1 for o in result.outcomes if _meets(o, spec))
+    met = sum(1 for o in result.outcomes if meets_slo(o, spec))
     arrived = result.num_arrived
     latency = LatencySummary(
         **{k: _r(v) for k, v in result.latency_summary((50.0, 90.0, 99.0)).items()}
