@@ -8,8 +8,8 @@ from gpuplane.cli.console import err
 from gpuplane.core.errors import InputError, Location
 
 
-def write_html(path: Path, text: str, option: str = "--html") -> None:
-    """Write the page (UTF-8) and say so on stderr, so stdout stays the chosen output."""
+def write_text_file(path: Path, text: str, option: str) -> None:
+    """Write ``text`` (UTF-8) to the file an option named; a located error when it cannot."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -19,4 +19,9 @@ def write_html(path: Path, text: str, option: str = "--html") -> None:
             expected="a path gpuplane may create and write",
             location=Location(source=str(path), field=option),
         ) from None
+
+
+def write_html(path: Path, text: str, option: str = "--html") -> None:
+    """Write the page and say so on stderr, so stdout stays the chosen output."""
+    write_text_file(path, text, option)
     err.print(f"wrote {path} ({len(text.encode('utf-8')):,} bytes)")

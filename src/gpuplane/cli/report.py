@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from gpuplane.cli.console import out
-from gpuplane.core.errors import InputError, Location
+from gpuplane.cli.html_out import write_text_file
 from gpuplane.core.textio import read_user_text
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.report.chrome_trace import chrome_trace
@@ -21,18 +21,6 @@ from gpuplane.report.timeline import build_timeline
 
 REPORT_FILE = "report.html"
 OPENB_CURVES = "openb-curves.json"
-
-
-def _written(path: Path, text: str, field: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(
-            f"cannot write {path.name}: {exc.strerror or exc}",
-            expected="a path gpuplane may create and write",
-            location=Location(source=str(path), field=field),
-        ) from None
 
 
 def write_html_report(
@@ -46,7 +34,7 @@ def write_html_report(
     html = build_run_report(
         run, pools if pools is not None else pools_from_config(run.pools), openb=openb
     )
-    _written(out_path, html, "--out")
+    write_text_file(out_path, html, "--out")
     return out_path
 
 
@@ -56,7 +44,9 @@ def write_trace(run: RunData, path: Path) -> None:
         scenario=str(run.summary.get("scenario", "")),
         seed=int(run.summary.get("seed", 0)),
     )
-    _written(path, json.dumps(trace, sort_keys=True, separators=(",", ":")) + "\n", "--trace")
+    write_text_file(
+        path, json.dumps(trace, sort_keys=True, separators=(",", ":")) + "\n", "--trace"
+    )
 
 
 def _openb(path: Path) -> dict[str, Any] | None:

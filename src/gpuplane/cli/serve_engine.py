@@ -11,9 +11,9 @@ from typing import Annotated, Literal
 
 import typer
 
+from gpuplane.k8s.aiohttp_serve import serve_app
 from gpuplane.k8s.emulator.service import make_app
 from gpuplane.k8s.emulator.settings import EmulatorSettings, build
-from gpuplane.k8s.openai.serve import serve_app
 from gpuplane.twin.scenario.inference import InferenceServerSpec
 
 

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from gpuplane.k8s.openai.serve import serve_app
+from gpuplane.k8s.aiohttp_serve import serve_app
 from gpuplane.k8s.router.service import make_router_app
 from gpuplane.serving.routing.registry import ROUTER_NAMES, make_router
 

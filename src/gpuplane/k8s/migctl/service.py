@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +22,7 @@ from prometheus_client import CollectorRegistry, Counter, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from gpuplane.core.errors import GpuplaneError
+from gpuplane.k8s.aiohttp_serve import serve_app
 from gpuplane.k8s.cluster.api_writer import ApiWriter
 from gpuplane.k8s.cluster.fit_pools import NodeDefaults
 from gpuplane.k8s.migctl.apply import apply_decision
@@ -121,25 +121,15 @@ async def serve(
     on_listening: Callable[[int], None] | None = None,
 ) -> None:
     """Rounds every ``interval_s`` until ``stop`` is set (SIGTERM/SIGINT set it)."""
-    stop = stop or asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        # Not available off the main thread (a test running the service in one).
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
-    runner = web.AppRunner(_app(controller))
-    await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
-    if on_listening is not None:
-        addresses = runner.addresses
-        on_listening(int(addresses[0][1]) if addresses else port)
-    try:
+
+    async def rounds(stop: asyncio.Event) -> None:
         while not stop.is_set():
             # A failed round is logged as a JSON line; readiness is off until one succeeds.
             with contextlib.suppress(GpuplaneError):
                 await asyncio.to_thread(controller.round)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=interval_s)
-    finally:
-        await runner.cleanup()
+
+    await serve_app(
+        _app(controller), host, port, stop=stop, on_listening=on_listening, background=rounds
+    )

@@ -1,11 +1,13 @@
-"""Run an aiohttp application until SIGTERM/SIGINT (or ``stop``), as the services do."""
+"""Run an aiohttp application until SIGTERM/SIGINT (or ``stop``), as the services do (the
+engine emulator, the router, the MIG controller's endpoints), with an optional background loop
+that runs while the app serves."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import signal
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
@@ -17,6 +19,7 @@ async def serve_app(
     *,
     stop: asyncio.Event | None = None,
     on_listening: Callable[[int], None] | None = None,
+    background: Callable[[asyncio.Event], Awaitable[None]] | None = None,
 ) -> None:
     """Listen on ``host:port`` (0: any free port, reported to ``on_listening``) until stopped."""
     stop = stop or asyncio.Event()
@@ -33,6 +36,6 @@ async def serve_app(
         addresses = runner.addresses
         on_listening(int(addresses[0][1]) if addresses else port)
     try:
-        await stop.wait()
+        await (background(stop) if background is not None else stop.wait())
     finally:
         await runner.cleanup()
