@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from gpuplane.cli.cluster_options import ContextOpt, KubeletConfigOpt, PoolsOpt, SnapshotOpt
 from gpuplane.cli.console import print_json
 from gpuplane.cli.fit_view import print_answer
 from gpuplane.cli.html_out import write_html
@@ -82,22 +83,13 @@ def fit_command(
             metavar="WORKLOAD.yaml", help="Pods, Deployments, StatefulSets, Jobs, PodGroups."
         ),
     ],
-    snapshot: Annotated[Path | None, typer.Option("--snapshot", help="A snapshot file.")] = None,
+    snapshot: SnapshotOpt = None,
     kubeconfig: Annotated[
         Path | None, typer.Option("--kubeconfig", help="Read this cluster live.")
     ] = None,
-    context: Annotated[
-        str | None, typer.Option("--context", help="The kubeconfig context.")
-    ] = None,
-    pools: Annotated[
-        Path | None, typer.Option("--pools", help="Hardware and kubelet config per node pool.")
-    ] = None,
-    kubelet_config: Annotated[
-        Path | None,
-        typer.Option(
-            "--kubelet-config", help="A KubeletConfiguration for nodes no pool configures."
-        ),
-    ] = None,
+    context: ContextOpt = None,
+    pools: PoolsOpt = None,
+    kubelet_config: KubeletConfigOpt = None,
     scheduler_config: Annotated[
         Path | None,
         typer.Option("--scheduler-config", help="A KubeSchedulerConfiguration (its profiles)."),

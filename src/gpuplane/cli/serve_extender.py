@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from gpuplane.cli.cluster_options import ContextOpt, KubeletConfigOpt, PoolsOpt, SnapshotOpt
 from gpuplane.cli.fit import _snapshot
 from gpuplane.cli.numbers import finite
 from gpuplane.core.errors import InputError
@@ -28,23 +29,14 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 
 def extender_command(
-    snapshot: Annotated[Path | None, typer.Option("--snapshot", help="A snapshot file.")] = None,
+    snapshot: SnapshotOpt = None,
     kubeconfig: Annotated[
         str | None,
         typer.Option("--kubeconfig", help="Follow this cluster live (a path, or in-cluster)."),
     ] = None,
-    context: Annotated[
-        str | None, typer.Option("--context", help="The kubeconfig context.")
-    ] = None,
-    pools: Annotated[
-        Path | None, typer.Option("--pools", help="Hardware and kubelet config per node pool.")
-    ] = None,
-    kubelet_config: Annotated[
-        Path | None,
-        typer.Option(
-            "--kubelet-config", help="A KubeletConfiguration for nodes no pool configures."
-        ),
-    ] = None,
+    context: ContextOpt = None,
+    pools: PoolsOpt = None,
+    kubelet_config: KubeletConfigOpt = None,
     listen: Annotated[
         str, typer.Option("--listen", help="HOST:PORT to listen on (loopback by default).")
     ] = "127.0.0.1:8888",
