@@ -147,9 +147,11 @@ def test_prometheus_stores_what_the_emulator_served_and_agrees_with_gpuplane_pro
             output_tokens = sum(u["completion_tokens"] for u in usage)
 
             async def scraped() -> bool:
+                # Each target is scraped on its own schedule: wait for the router's too.
                 done = await prom.scalar("sum(vllm:request_success_total)")
                 tokens = await prom.scalar("sum(vllm:generation_tokens_total)")
-                return done == REQUESTS and tokens == output_tokens
+                routed = await prom.scalar("sum(gpuplane_router_routed_requests_total)")
+                return done == REQUESTS and tokens == output_tokens and routed == REQUESTS
 
             await until("the finished requests scraped", scraped)
             assert await prom.scalar("sum(vllm:prompt_tokens_total)") == prompt_tokens
