@@ -120,6 +120,8 @@ def _job_counts(spec: wm.JobSpec) -> tuple[int | None, int]:
         ("maxFailedIndexes", spec.max_failed_indexes),
     ):
         wm.nonnegative(value, f"spec.{key}")
+    if spec.parallelism is not None:
+        wm.bounded_pods(spec.parallelism, "spec.parallelism")
     if spec.completions is None and spec.parallelism is None:
         return 1, 1
     return spec.completions, 1 if spec.parallelism is None else spec.parallelism
@@ -252,6 +254,7 @@ def _deployment(doc: Deployment, warnings: Warnings) -> tw.DeploymentSpec:
     spec = doc.spec or wm.DeploymentSpec()
     replicas = 1 if spec.replicas is None else spec.replicas
     wm.nonnegative(replicas, "spec.replicas")
+    wm.bounded_pods(replicas, "spec.replicas")
     template = _replicated_template(spec.template, spec.selector, warnings)
     surge, unavailable = wm.strategy_params(spec)
     min_ready = spec.min_ready_seconds or 0
@@ -283,6 +286,7 @@ def _replica_set(doc: ReplicaSet, warnings: Warnings) -> tw.ReplicaSetSpec:
     spec = doc.spec or wm.ReplicaSetSpec()
     replicas = 1 if spec.replicas is None else spec.replicas
     wm.nonnegative(replicas, "spec.replicas")
+    wm.bounded_pods(replicas, "spec.replicas")
     wm.nonnegative(spec.min_ready_seconds, "spec.minReadySeconds")
     template = _replicated_template(spec.template, spec.selector, warnings)
     return tw.ReplicaSetSpec(

@@ -89,6 +89,23 @@ def nonnegative(value: int | None, field: str) -> None:
         raise fail(f"{value}: must be greater than or equal to 0", field)
 
 
+# Kubernetes' scalability thresholds (sig-scalability, "Kubernetes Scalability thresholds"):
+# 150,000 pods in a cluster. A workload asking for more pods than any cluster can hold is refused
+# rather than simulated for hours (docs/twin.md, "Bounds").
+MAX_PODS_PER_WORKLOAD = 150_000
+
+
+def bounded_pods(value: int, field: str) -> None:
+    """``value`` pods from one object: within what a Kubernetes cluster can hold."""
+    if value > MAX_PODS_PER_WORKLOAD:
+        raise fail(
+            f"{value} pods: more than a Kubernetes cluster holds "
+            f"({MAX_PODS_PER_WORKLOAD:,} pods, the scalability threshold)",
+            field,
+            f"at most {MAX_PODS_PER_WORKLOAD:,}",
+        )
+
+
 def check_controller_selector(
     selector: LabelSelector | None, labels: dict[str, str], path: str
 ) -> None:

@@ -45,6 +45,10 @@ _DEVICE_REF = re.compile(
 )
 
 
+# Time-slicing replicas per GPU gpuplane accepts (docs/slicing.md, "Bounds").
+MAX_REPLICAS = 1000
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -71,6 +75,14 @@ class ReplicaResource(_Model):
         if value <= 0:
             # The plugin's own wording, although it rejects 0 as well.
             raise ValueError("number of replicas must be >= 0 (the plugin needs at least 1)")
+        if value > MAX_REPLICAS:
+            # The plugin sets no limit, but a node runs at most maxPods pods (110 by default,
+            # Kubernetes' threshold 250 per node): more replicas per GPU cannot all be used,
+            # and the twin would keep a slot for each.
+            raise ValueError(
+                f"{value} replicas per GPU: more than a node can run "
+                f"(gpuplane's bound: {MAX_REPLICAS}; a node runs at most maxPods pods)"
+            )
         return value
 
     @field_validator("devices")
