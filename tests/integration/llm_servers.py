@@ -8,8 +8,8 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import aiohttp
-from aiohttp import web
 
+from gpuplane.k8s.aiohttp_serve import serving
 from gpuplane.k8s.emulator.service import make_app
 from gpuplane.k8s.emulator.settings import EmulatorSettings, build
 from gpuplane.k8s.router.service import make_router_app
@@ -36,19 +36,6 @@ def settings(
         max_num_batched_tokens=max_num_batched_tokens,
     )
     return EmulatorSettings(spec, "H100-80GB", time_scale, seed, load_time_s=load_time_s)
-
-
-@asynccontextmanager
-async def serving(app: web.Application) -> AsyncIterator[str]:
-    """The app listening on a free loopback port: its base URL."""
-    runner = web.AppRunner(app, handle_signals=False)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
 
 
 @asynccontextmanager

@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 
 from aiohttp import web
 
@@ -37,5 +38,19 @@ async def serve_app(
         on_listening(int(addresses[0][1]) if addresses else port)
     try:
         await (background(stop) if background is not None else stop.wait())
+    finally:
+        await runner.cleanup()
+
+
+@asynccontextmanager
+async def serving(app: web.Application) -> AsyncIterator[str]:
+    """The app listening on a free loopback port for the block: its base URL (the demo and the
+    tests run services in-process this way)."""
+    runner = web.AppRunner(app, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
     finally:
         await runner.cleanup()

@@ -15,15 +15,14 @@ import random
 import statistics
 import tempfile
 import time
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiohttp
-from aiohttp import web
 from grpc import aio
 
+from gpuplane.k8s.aiohttp_serve import serving
 from gpuplane.k8s.emulator.service import make_app
 from gpuplane.k8s.emulator.settings import EmulatorSettings, build
 from gpuplane.k8s.keda_grpc.externalscaler_pb2 import (
@@ -58,18 +57,6 @@ QUERIES = {
     "mean running (1m)": "sum(avg_over_time(vllm:num_requests_running[1m]))",
     "ready replicas (rule)": "kube_deployment_status_replicas_ready",
 }
-
-
-@asynccontextmanager
-async def serving(app: web.Application) -> AsyncIterator[str]:
-    runner = web.AppRunner(app, handle_signals=False)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
 
 
 @dataclass
