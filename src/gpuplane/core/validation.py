@@ -8,7 +8,10 @@ misspelt key, and what was expected. The caller adds the file and line.
 from __future__ import annotations
 
 import difflib
+import json
+import math
 import types
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
@@ -150,6 +153,9 @@ def first_error(model: type[BaseModel], err: ValidationError) -> InputError:
     if first["type"] == "extra_forbidden":
         out = unknown_key_error(model_at(model, loc[:-1]), str(loc[-1]), field)
         problem, expected = out.problem, out.expected
+        if getattr(model, "strict_decoding", False):
+            # A Kubernetes object: the API server's strict decoding names the whole path.
+            problem = f'unknown field "{field}"'
     elif first["type"] == "model_type":
         owner = model_at(model, loc)
         keys = ", ".join(valid_keys(owner)) if owner is not None else None
@@ -162,9 +168,50 @@ def first_error(model: type[BaseModel], err: ValidationError) -> InputError:
     return InputError(problem, expected=expected, location=Location(field=field or None))
 
 
+def _non_finite(data: object, loc: tuple[int | str, ...] = ()) -> tuple[int | str, ...] | None:
+    """Where the first NaN or infinity in ``data`` is (a YAML ``.inf``/``.nan``)."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return loc
+    items: Iterable[tuple[int | str, object]] = ()
+    if isinstance(data, dict):
+        items = ((str(k), v) for k, v in data.items())
+    elif isinstance(data, list | tuple):
+        items = enumerate(data)
+    for key, value in items:
+        found = _non_finite(value, (*loc, key))
+        if found is not None:
+            return found
+    return None
+
+
 def validate_model(model: type[M], data: object) -> M:
-    """``model.model_validate(data)``; a ValidationError becomes an InputError with a field."""
+    """``data`` (parsed YAML/JSON) validated as ``model`` the way a typed decoder reads a file.
+
+    Strict JSON mode, so a scalar must already have its type: ``count: true`` or ``"3"`` for a
+    number are errors, not 1 and 3 (a JSON/YAML boolean or string is never a number to the API
+    server's decoder either); enums and nested models read their JSON form. Infinity and NaN
+    (YAML ``.inf``, ``.nan``) have no JSON form, so no user file may carry them. A
+    ValidationError becomes an InputError with a field path.
+    """
     try:
-        return model.model_validate(data)
+        text = json.dumps(data, allow_nan=False, default=str)
+    except ValueError:
+        loc = _non_finite(data) or ()
+        raise InputError(
+            f"got {_short(_at(data, loc))}",
+            expected="a finite number",
+            location=Location(field=field_path(loc) or None),
+        ) from None
+    try:
+        return model.model_validate_json(text, strict=True)
     except ValidationError as err:
         raise first_error(model, err) from None
+
+
+def _at(data: object, loc: tuple[int | str, ...]) -> object:
+    for key in loc:
+        if isinstance(data, dict):
+            data = next(v for k, v in data.items() if str(k) == key)
+        elif isinstance(data, list | tuple) and isinstance(key, int):
+            data = data[key]
+    return data

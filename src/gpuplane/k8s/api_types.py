@@ -13,7 +13,7 @@ what the newest types call ``schedulingGroup``; both are accepted.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StrictStr
 
@@ -40,6 +40,62 @@ class K8sModel(BaseModel):
     """A Kubernetes API type: camelCase keys, unknown keys rejected, nulls allowed."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
+    # An unknown key is reported as strict decoding does (``kubectl apply --validate=strict``).
+    strict_decoding: ClassVar[bool] = True
+
+
+class ContainerPort(K8sModel):
+    """core/v1 ContainerPort; the numbers and names are checked in ``pod_manifest``."""
+
+    name: StrictStr | None = None
+    host_port: Int32 | None = Field(default=None, alias="hostPort")
+    container_port: Int32 = Field(default=0, alias="containerPort")
+    protocol: StrictStr | None = None
+    host_ip: StrictStr | None = Field(default=None, alias="hostIP")
+
+
+class HttpHeader(K8sModel):
+    name: StrictStr
+    value: StrictStr
+
+
+class HttpGetAction(K8sModel):
+    path: StrictStr | None = None
+    port: IntOrString
+    host: StrictStr | None = None
+    scheme: StrictStr | None = None
+    http_headers: list[HttpHeader] | None = Field(default=None, alias="httpHeaders")
+
+
+class TcpSocketAction(K8sModel):
+    port: IntOrString
+    host: StrictStr | None = None
+
+
+class GrpcAction(K8sModel):
+    port: Int32
+    service: StrictStr | None = None
+
+
+class ExecAction(K8sModel):
+    command: list[StrictStr] | None = None
+
+
+class Probe(K8sModel):
+    """core/v1 Probe (a ProbeHandler plus its timing)."""
+
+    exec_: ExecAction | None = Field(default=None, alias="exec")
+    http_get: HttpGetAction | None = Field(default=None, alias="httpGet")
+    tcp_socket: TcpSocketAction | None = Field(default=None, alias="tcpSocket")
+    grpc: GrpcAction | None = None
+    initial_delay_seconds: Int32 | None = Field(default=None, alias="initialDelaySeconds")
+    timeout_seconds: Int32 | None = Field(default=None, alias="timeoutSeconds")
+    period_seconds: Int32 | None = Field(default=None, alias="periodSeconds")
+    success_threshold: Int32 | None = Field(default=None, alias="successThreshold")
+    failure_threshold: Int32 | None = Field(default=None, alias="failureThreshold")
+    termination_grace_period_seconds: Int64 | None = Field(
+        default=None, alias="terminationGracePeriodSeconds"
+    )
 
 
 class ObjectMeta(K8sModel):
@@ -69,10 +125,10 @@ class ResourceRequirements(K8sModel):
 class Container(K8sModel):
     name: StrictStr = Field(description="The container name (a DNS label).")
     image: StrictStr | None = Field(default=None, description="The container image reference.")
-    command: Any = None
-    args: Any = None
+    command: list[StrictStr] | None = None
+    args: list[StrictStr] | None = None
     working_dir: Any = Field(default=None, alias="workingDir")
-    ports: Any = None
+    ports: list[ContainerPort] | None = None
     env_from: Any = Field(default=None, alias="envFrom")
     env: Any = None
     resources: ResourceRequirements | None = None
@@ -81,9 +137,9 @@ class Container(K8sModel):
     restart_policy_rules: Any = Field(default=None, alias="restartPolicyRules")
     volume_mounts: Any = Field(default=None, alias="volumeMounts")
     volume_devices: Any = Field(default=None, alias="volumeDevices")
-    liveness_probe: Any = Field(default=None, alias="livenessProbe")
-    readiness_probe: Any = Field(default=None, alias="readinessProbe")
-    startup_probe: Any = Field(default=None, alias="startupProbe")
+    liveness_probe: Probe | None = Field(default=None, alias="livenessProbe")
+    readiness_probe: Probe | None = Field(default=None, alias="readinessProbe")
+    startup_probe: Probe | None = Field(default=None, alias="startupProbe")
     lifecycle: Any = None
     termination_message_path: Any = Field(default=None, alias="terminationMessagePath")
     termination_message_policy: Any = Field(default=None, alias="terminationMessagePolicy")

@@ -15,6 +15,7 @@ failing each reconcile of the real controller.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -75,6 +76,10 @@ class Drain(_Model):
     _sel = _field_validator("podSelector")(_selector)
 
 
+_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+_DIGEST = re.compile(r"^(sha256:)?[a-f0-9]{64}$")
+
+
 class UpgradePolicy(_Model):
     autoUpgrade: StrictBool = False
     maxParallelUpgrades: StrictInt = Field(1, ge=0)
@@ -89,6 +94,9 @@ class UpgradePolicy(_Model):
         bad_int = isinstance(value, int) and value < 0
         if bad_int or (isinstance(value, str) and not cp.PERCENT.match(value)):
             raise ValueError(f"{value!r} is not an integer >= 0 or a percentage like '25%'")
+        if isinstance(value, str) and int(value[:-1]) > 100:
+            # apps/v1 validation's IsNotMoreThan100Percent, the rule for every maxUnavailable.
+            raise ValueError(f"Invalid value: {value!r}: must not be greater than 100%")
         return value
 
 
@@ -96,6 +104,20 @@ class _Image(_Model):
     repository: StrictStr | None = None
     image: StrictStr | None = None
     version: StrictStr | None = None
+
+    @_field_validator("version")
+    @classmethod
+    def _image_tag(cls, value: str | None) -> str | None:
+        # The operator writes <repository>/<image>:<version> (or @<version> for a digest), so
+        # the version must be an image tag (distribution/reference: [\w][\w.-]{0,127}) or a
+        # digest; anything else makes every pod of the component fail with InvalidImageName.
+        if value is not None and not (_TAG.match(value) or _DIGEST.match(value)):
+            raise ValueError(
+                f"{value!r} is not a valid image tag (invalid reference format): use letters, "
+                "digits, '_', '.' and '-', at most 128 characters, not starting with '.' or '-'"
+            )
+        return value
+
     imagePullPolicy: StrictStr | None = None
     imagePullSecrets: list[StrictStr] | None = None
     resources: Opaque = None

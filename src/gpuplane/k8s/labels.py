@@ -8,17 +8,15 @@ Checked against kubernetes/apimachinery (read through the code index): ``pkg/uti
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from gpuplane.api import selectors as api_selectors
+from gpuplane.api.validation import label_value_errors, qualified_name_errors
 from gpuplane.k8s.field_errors import fail
-from gpuplane.k8s.resources import qualified_name_errors
 
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
@@ -50,14 +48,9 @@ class LabelSelector(BaseModel):
 
 
 def label_value_error(value: str) -> str | None:
-    if len(value) > 63:
-        return "must be no more than 63 characters"
-    if not _LABEL_VALUE.match(value):
-        return (
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', "
-            "'_' or '.', and must start and end with an alphanumeric character"
-        )
-    return None
+    """``IsValidLabelValue``'s first problem (``gpuplane.api.validation``)."""
+    errors = label_value_errors(value)
+    return errors[0] if errors else None
 
 
 def check_labels(labels: Mapping[str, str], path: str) -> None:

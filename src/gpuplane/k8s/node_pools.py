@@ -21,15 +21,18 @@ from pathlib import Path
 from gpuplane.api.quantity import EXPECTED, Quantity
 from gpuplane.api.resources import CPU, MEMORY, PODS
 from gpuplane.api.taints import Taint
+from gpuplane.api.validation import invalid, label_value_errors, qualified_name_errors
 from gpuplane.core.cpuset import format_cpu_list, parse_cpu_list
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.field_errors import LineOf, fail, relocate
+from gpuplane.k8s.labels import check_labels
 from gpuplane.k8s.quantity import parse_manifest_quantity
 from gpuplane.k8s.resources import canonical_amount
 from gpuplane.kubelet.admission import node_state
 from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.kubelet.cpu_manager import allocate_cpus
 from gpuplane.slicing.sharing.config import device_plugin_config_from_dict
+from gpuplane.topology.gfd import gfd_labels
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.resolve import HARDWARE_SUFFIXES, resolve_topology
 from gpuplane.twin.cluster.mig_devices import layouts_from_config
@@ -39,6 +42,10 @@ from gpuplane.twin.scenario.spec import NodePoolSpec
 
 _HARDWARE = tuple(HARDWARE_SUFFIXES) + tuple(s.upper() for s in HARDWARE_SUFFIXES)
 RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")
+# The node labels the kubelet and the twin put on every node (``kubernetes.io/hostname``...).
+NODE_LABELS_SET_BY_TWIN = frozenset(
+    {"kubernetes.io/hostname", "kubernetes.io/os", "gpuplane.io/node-pool"}
+)
 EVICTION_SIGNALS = (
     "memory.available",
     "nodefs.available",
@@ -211,6 +218,10 @@ def node_pool_spec(
     except InputError as err:
         raise relocate(err, source, line_of, ref_field) from None
     try:
+        check_pool_labels(pool, topology, path)
+    except InputError as err:
+        raise relocate(err, source, line_of) from None
+    try:
         allocatable = _allocatable(pool, topology, control, path)
         kubelet = kubelet_config(pool, topology, control, path)
     except InputError as err:
@@ -253,6 +264,36 @@ def node_pool_spec(
         mig=mig,
         dra=pool.dra,
     )
+
+
+def check_pool_labels(pool: NodePool, topology: NodeTopology, path: str) -> None:
+    """The pool's labels and taints as the API server checks a Node's (``ValidateLabels``,
+    ``validateNodeTaints``: qualified-name keys, label values), and no label GPU Feature
+    Discovery sets on the node itself (GFD would overwrite it)."""
+    check_labels(pool.labels, f"{path}.labels")
+    gfd = gfd_labels(topology, machine=topology.machine)
+    for key in pool.labels:
+        if key in gfd or key in NODE_LABELS_SET_BY_TWIN:
+            owner = "GPU Feature Discovery" if key in gfd else "the kubelet and gpuplane"
+            raise fail(
+                f"label {key!r} is set by {owner} on every node of the pool",
+                f"{path}.labels.{key}",
+                "labels outside the keys GFD and the kubelet manage",
+            )
+    for i, taint in enumerate(pool.taints):
+        where = f"{path}.taints[{i}]"
+        for problem in qualified_name_errors(taint.key):
+            raise fail(invalid(taint.key, problem), f"{where}.key")
+        for problem in label_value_errors(taint.value):
+            raise fail(invalid(taint.value, problem), f"{where}.value")
+    seen: set[tuple[str, str]] = set()
+    for i, taint in enumerate(pool.taints):
+        if (taint.key, taint.effect) in seen:
+            raise fail(
+                f"taints must be unique by key and effect pair: {taint.key}:{taint.effect}",
+                f"{path}.taints[{i}]",
+            )
+        seen.add((taint.key, taint.effect))
 
 
 def kubelet_config(

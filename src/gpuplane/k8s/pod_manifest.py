@@ -11,13 +11,14 @@ cannot be set on create" rule. Messages are the upstream ones.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from gpuplane.api.taints import TaintEffect, Toleration
+from gpuplane.api.validation import dns1123_label_errors, dns1123_subdomain_errors
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.api_types import Container, ObjectMeta, PodSpec, PodTemplateSpec
 from gpuplane.k8s.api_types import Toleration as TolerationModel
+from gpuplane.k8s.container_checks import check_container
 from gpuplane.k8s.dra_manifests import pod_claims as dra_pod_claims
 from gpuplane.k8s.field_errors import fail
 from gpuplane.k8s.inference_args import inference_server, looks_like_server
@@ -33,8 +34,6 @@ from gpuplane.twin.scenario.spec import ContainerSpec, PodTemplate, RestartPolic
 LEGACY_POD_GROUP_LABEL = "pod-group.scheduling.sigs.k8s.io"
 DEFAULT_SCHEDULER = "default-scheduler"
 DEFAULT_GRACE_S = 30
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _EFFECTS: dict[str, TaintEffect] = {
     "NoSchedule": "NoSchedule",
     "PreferNoSchedule": "PreferNoSchedule",
@@ -45,25 +44,13 @@ INT32_MAX = 2**31 - 1
 
 
 def dns_subdomain_error(value: str) -> str | None:
-    if len(value) > 253:
-        return "must be no more than 253 characters"
-    if not _DNS_SUBDOMAIN.match(value):
-        return (
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-            "'-' or '.', and must start and end with an alphanumeric character"
-        )
-    return None
+    errors = dns1123_subdomain_errors(value)
+    return errors[0] if errors else None
 
 
 def dns_label_error(value: str) -> str | None:
-    if len(value) > 63:
-        return "must be no more than 63 characters"
-    if not _DNS_LABEL.match(value):
-        return (
-            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
-            "'-', and must start and end with an alphanumeric character"
-        )
-    return None
+    errors = dns1123_label_errors(value)
+    return errors[0] if errors else None
 
 
 @dataclass(slots=True)
@@ -104,6 +91,7 @@ def _containers(
         if c.name in seen:
             raise fail(f"Duplicate value: {c.name!r}", f"{where}.name", "unique container names")
         seen.add(c.name)
+        check_container(c, where)
         res = c.resources
         parsed = container_resources(
             res.requests if res else None, res.limits if res else None, f"{where}.resources"

@@ -11,10 +11,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, cast
 
+from gpuplane.api.validation import dns1123_subdomain_errors, forbidden, invalid
 from gpuplane.core.errors import InputError, Location
+from gpuplane.k8s.field_errors import fail
 from gpuplane.twin.scenario.schema import PriorityClassEntry
 from gpuplane.twin.scenario.spec import (
     PodGroupSpec,
+    PodSpecObject,
     PodTemplate,
     Workload,
     WorkloadObject,
@@ -36,6 +39,47 @@ def _template(
             location=Location(source=where, field="priorityClassName"),
         )
     return replace(template, priority=classes[name])
+
+
+def template_path(obj: WorkloadObject) -> str:
+    """Where a kind keeps its pod spec: ``spec`` for a Pod, ``spec.template.spec`` otherwise."""
+    return "spec" if isinstance(obj, PodSpecObject) else "spec.template.spec"
+
+
+def check_priority_class(obj: WorkloadObject, entries: list[PriorityClassEntry]) -> None:
+    """The Priority admission plugin's check, at the manifest's own field (the caller locates)."""
+    if isinstance(obj, PodGroupSpec):
+        return
+    name = obj.template.priority_class_name
+    classes = {**SYSTEM_CLASSES, **{c.name: c.value for c in entries}}
+    if name is not None and name not in classes:
+        raise fail(
+            f"no PriorityClass with name {name} was found",
+            f"{template_path(obj)}.priorityClassName",
+            f"one of {', '.join(sorted(classes))} (declare it under priority_classes)",
+        )
+
+
+def check_priority_classes(entries: list[PriorityClassEntry]) -> None:
+    """``ValidatePriorityClass`` plus the two classes the API server creates at start-up: a
+    ``system-`` name is reserved, and the built-in ones already exist."""
+    for i, entry in enumerate(entries):
+        at = f"priority_classes[{i}].name"
+        for problem in dns1123_subdomain_errors(entry.name):
+            raise fail(invalid(entry.name, problem), at)
+        if entry.name in SYSTEM_CLASSES:
+            raise fail(
+                f'priorityclasses.scheduling.k8s.io "{entry.name}" already exists',
+                at,
+                "a name without the system- prefix (the API server creates this class itself)",
+            )
+        if entry.name.startswith("system-"):
+            raise fail(
+                forbidden(
+                    "priority class names with 'system-' prefix are reserved for system use only"
+                ),
+                at,
+            )
 
 
 def _with_template(obj: WorkloadObject, template: PodTemplate) -> WorkloadObject:

@@ -19,12 +19,12 @@ ephemeral-storage and hugepages, a count for extended resources such as ``nvidia
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpuplane.api.quantity import EXPECTED, Quantity, parse_quantity
 from gpuplane.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from gpuplane.api.validation import qualified_name_errors
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.field_errors import fail
 from gpuplane.k8s.quantity import parse_manifest_quantity
@@ -45,37 +45,8 @@ _INTEGER_RESOURCES = frozenset(
         "services.loadbalancers",
     }
 )
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 NOT_INTEGER = "must be an integer"
 NEGATIVE = "must be greater than or equal to 0"
-
-
-def qualified_name_errors(value: str) -> list[str]:
-    """apimachinery ``IsQualifiedName``: ``[prefix/]name``, name <= 63, prefix a DNS subdomain."""
-    parts = value.split("/")
-    if len(parts) > 2:
-        return ["a qualified name must be a name with an optional DNS subdomain prefix and '/'"]
-    name = parts[-1]
-    errors: list[str] = []
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix:
-            errors.append("prefix part must be non-empty")
-        elif len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix):
-            errors.append(
-                "prefix part must be a lowercase RFC 1123 subdomain of at most 253 characters"
-            )
-    if not name:
-        errors.append("name part must be non-empty")
-    elif len(name) > 63:
-        errors.append("name part must be no more than 63 characters")
-    elif not _QUALIFIED_NAME.match(name):
-        errors.append(
-            "name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
-            "and end with an alphanumeric character"
-        )
-    return errors
 
 
 def is_hugepages(name: str) -> bool:

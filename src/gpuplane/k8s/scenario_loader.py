@@ -20,7 +20,7 @@ from gpuplane.k8s.cluster_policy import parse_cluster_policy
 from gpuplane.k8s.dra_manifests import load_dra_manifests
 from gpuplane.k8s.field_errors import LineOf, fail, relocate, validate_model
 from gpuplane.k8s.node_pools import node_pool_spec
-from gpuplane.k8s.priority import apply_priorities
+from gpuplane.k8s.priority import apply_priorities, check_priority_classes
 from gpuplane.k8s.scaled_object import scaled_objects_from_text
 from gpuplane.k8s.serving_section import serving_spec
 from gpuplane.k8s.workload_entries import read_text, workload_specs
@@ -128,7 +128,11 @@ def _or_line(line_of: LineOf, fallback: str) -> LineOf:
 
 
 def _policy_updates(
-    scenario: Scenario, manifest: dict[str, Any] | None, path: Path, line_of: LineOf
+    scenario: Scenario,
+    manifest: dict[str, Any] | None,
+    base: ClusterPolicy | None,
+    path: Path,
+    line_of: LineOf,
 ) -> tuple[tuple[tuple[float, ClusterPolicy], ...], list[str]]:
     updates: list[tuple[float, ClusterPolicy]] = []
     warnings: list[str] = []
@@ -138,6 +142,17 @@ def _policy_updates(
         prefix = f"cluster_policy_updates[{i}].patch"
         # Lines point at the patch entry; fields the patch did not touch are reported there too.
         policy, found = parse_cluster_policy(current, str(path), _or_line(line_of, prefix), prefix)
+        before = updates[-1][1] if updates else base
+        if before is not None and before.driver.version and not policy.driver.version:
+            # The operator builds the driver image as <repository>/<image>:<version>; with no
+            # version it fails ("empty image path provided through both ClusterPolicy CR and
+            # ENV"), where the twin would upgrade every node to an empty version.
+            raise InputError(
+                f"the patch removes driver.version (was {before.driver.version!r})",
+                expected="a driver version to upgrade to, e.g. {spec: {driver: {version: "
+                "550.90.07}}}",
+                location=Location(str(path), line_of(prefix), f"{prefix}.spec.driver.version"),
+            )
         updates.append((update.at, policy))
         warnings.extend(found)
     return tuple(updates), warnings
@@ -212,6 +227,10 @@ def load_scenario_spec(path: Path) -> LoadedScenario:
         scenario = validate_model(Scenario, data)
     except InputError as err:
         raise relocate(err, source, index.line_of) from None
+    try:
+        check_priority_classes(scenario.priority_classes)
+    except InputError as err:
+        raise relocate(err, source, index.line_of) from None
     pools = tuple(
         node_pool_spec(pool, i, path, scenario.control_plane, index.line_of)
         for i, pool in enumerate(scenario.node_pools)
@@ -219,7 +238,7 @@ def load_scenario_spec(path: Path) -> LoadedScenario:
     policy, policy_warnings, manifest = _cluster_policy(
         scenario.cluster_policy, path, index.line_of
     )
-    updates, update_warnings = _policy_updates(scenario, manifest, path, index.line_of)
+    updates, update_warnings = _policy_updates(scenario, manifest, policy, path, index.line_of)
     policy_warnings.extend(update_warnings)
     workloads, workload_warnings = workload_specs(scenario, path, index.line_of)
     workloads = apply_priorities(workloads, scenario.priority_classes)

@@ -19,6 +19,7 @@ from gpuplane.core.errors import InputError, Location
 from gpuplane.core.textio import read_user_text
 from gpuplane.k8s.field_errors import LineOf, fail, relocate
 from gpuplane.k8s.manifests import ParsedManifest, load_manifest, render_warnings
+from gpuplane.k8s.priority import check_priority_class
 from gpuplane.k8s.traces import load_trace
 from gpuplane.k8s.yaml_documents import read_documents
 from gpuplane.twin.cluster.cluster import POD_GROUP_LABEL
@@ -136,6 +137,25 @@ def _cross_checks(workloads: list[tw.Workload], scheduler_name: str) -> list[str
     return out
 
 
+def _check_not_created_twice(
+    parsed: ParsedManifest, created: dict[tuple[str, str, str], str], entry: str
+) -> None:
+    """A Deployment, ReplicaSet or PodGroup is one object: a second create of the same
+    namespace/name is refused by the API server (AlreadyExists), so the twin refuses it too.
+    Pods and Jobs with several arrivals get generated names, so they may repeat."""
+    if parsed.kind not in (*_SERVERS, "PodGroup"):
+        return
+    key = (parsed.kind, parsed.obj.namespace, parsed.obj.name)
+    if key in created:
+        raise fail(
+            f"{parsed.kind.lower()}s {parsed.obj.name!r} already exists in namespace "
+            f"{parsed.obj.namespace!r} (created by {created[key]})",
+            "metadata.name",
+            "one workload per object: a distinct metadata.name or namespace",
+        )
+    created[key] = entry
+
+
 def _name(entry: WorkloadEntry, parsed: ParsedManifest, many: bool) -> str:
     """The entry's name, else kubectl's ``kind/name`` (prefixed by it in a multi-object file)."""
     ref = f"{parsed.kind.lower()}/{parsed.obj.name}"
@@ -152,6 +172,7 @@ def workload_specs(
     workloads: list[tw.Workload] = []
     warnings: list[str] = []
     where_named: dict[str, int] = {}
+    created: dict[tuple[str, str, str], str] = {}
     for i, entry in enumerate(scenario.workloads):
         docs = _documents(entry, i, scenario_path, line_of)
         try:
@@ -165,6 +186,11 @@ def workload_specs(
             warnings.extend(
                 render_warnings(parsed, source=doc.source, line_of=doc.line_of, prefix=doc.prefix)
             )
+            try:
+                check_priority_class(parsed.obj, scenario.priority_classes)
+                _check_not_created_twice(parsed, created, f"workloads[{i}]")
+            except InputError as err:
+                raise relocate(err, doc.source, doc.line_of, doc.prefix) from None
             try:
                 run_time = _run_time(entry, parsed.kind, arrival, i, len(docs) > 1)
             except InputError as err:

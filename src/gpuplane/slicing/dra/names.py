@@ -15,11 +15,10 @@ import json
 import re
 from collections.abc import Iterable
 
+from gpuplane.api.validation import dns1123_label_errors, dns1123_subdomain_errors, render_value
 from gpuplane.core.errors import InputError, Location
 from gpuplane.slicing.dra import limits
 
-_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 LABEL_MSG = (
@@ -37,15 +36,6 @@ C_IDENTIFIER_MSG = (
     "alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used "
     "for validation is '[A-Za-z_][A-Za-z0-9_]*')"
 )
-
-
-def render_value(value: object) -> str:
-    """A value as field.Error prints it: strings quoted, numbers and booleans bare."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return str(value)
-    return json.dumps(str(value))
 
 
 def error(path: str, problem: str, expected: str | None = None) -> InputError:
@@ -81,22 +71,9 @@ def forbidden(path: str, detail: str) -> InputError:
     return error(path, f"Forbidden: {detail}")
 
 
-def label_errors(value: str) -> list[str]:
-    out = []
-    if len(value) > limits.DNS1123_LABEL_MAX_LENGTH:
-        out.append(f"must be no more than {limits.DNS1123_LABEL_MAX_LENGTH} characters")
-    if not _LABEL.match(value):
-        out.append(LABEL_MSG)
-    return out
-
-
-def subdomain_errors(value: str) -> list[str]:
-    out = []
-    if len(value) > limits.DNS1123_SUBDOMAIN_MAX_LENGTH:
-        out.append(f"must be no more than {limits.DNS1123_SUBDOMAIN_MAX_LENGTH} characters")
-    if not _SUBDOMAIN.match(value):
-        out.append(SUBDOMAIN_MSG)
-    return out
+# apimachinery's checks, in the one vocabulary (``gpuplane.api.validation``).
+label_errors = dns1123_label_errors
+subdomain_errors = dns1123_subdomain_errors
 
 
 def is_label(value: str) -> bool:
