@@ -42,7 +42,7 @@ INT64_MAX = 2**63 - 1
 
 
 def regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """``validation.RegexError``: the message, the examples and the regex, as upstream joins them."""
+    """``validation.RegexError``: message, examples and regex, joined as upstream joins them."""
     if not examples:
         return f"{msg} (regex used for validation is '{fmt}')"
     shown = " or ".join(f"'{e}', " for e in examples)

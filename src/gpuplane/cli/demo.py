@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
 from gpuplane.cli.bench import DEFAULT_NODES, DEFAULT_PODS, default_data_dir, result_json
 from gpuplane.cli.console import err, out
 from gpuplane.cli.report import OPENB_CURVES, REPORT_FILE, write_html_report
-from gpuplane.cli.simulate import parse_until, run_twin, write_outputs
+from gpuplane.cli.simulate import parse_until, print_warning_count, run_twin, write_outputs
+from gpuplane.cli.validate import check_scenario, print_warnings, report_valid
 from gpuplane.core.errors import InputError, Location
 from gpuplane.k8s.nrt_manifest import nrt_manifest_yaml
 from gpuplane.k8s.scenario_loader import load_scenario_spec
@@ -107,18 +107,26 @@ def demo_command(
     ),
     seed: Annotated[int, typer.Option(min=0, help="Seed of the twin run.")] = 0,
     until: Annotated[str, typer.Option(help="Simulated time of the twin run.")] = "8h",
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Check everything as `gpuplane validate` does; do not run."),
+    ] = False,
 ) -> None:
     """The main job on SCENARIO: the hardware of every node pool (TP bandwidth, GFD labels,
     NodeResourceTopology), a twin run of the whole cluster, and one seed of the FGD paper's
     OpenB placement experiment; prints the summaries and writes the report to --out (the
     twin's files under --out/twin)."""
     until_s = parse_until(until)
+    if dry_run:
+        checked = check_scenario(scenario_path)
+        print_warnings(checked)
+        report_valid(scenario_path, checked)
+        return
     with Progress(transient=True, console=err) as progress:
         task = progress.add_task("reading the scenario and its hardware", total=None)
         loaded = load_scenario_spec(scenario_path)
         progress.update(task, completed=1, total=1)
-    for warning in loaded.warnings:
-        err.print(f"[yellow]warning:[/] {escape(warning)}", markup=True, highlight=False)
+    print_warnings(loaded)
     topologies: dict[str, NodeTopology] = {p.name: p.topology for p in loaded.spec.node_pools}
     report = build_demo(loaded.scenario, topologies, str(scenario_path))
     try:
@@ -136,6 +144,7 @@ def demo_command(
     result = run_twin(loaded, seed=seed, until_s=until_s)
     write_outputs(loaded, result, out_dir / "twin", report=False)
     out.print(run_summary_view(result.summary))
+    print_warning_count(loaded, out_dir / "twin")
     curves = _openb_comparison(out_dir)
     pools = pools_from_spec(loaded.spec.node_pools)
     write_html_report(out_dir / "twin", out_dir / REPORT_FILE, pools, curves or {})

@@ -28,7 +28,8 @@ from gpuplane.cli.serving import serving_app
 from gpuplane.cli.simulate import simulate_command
 from gpuplane.cli.snapshot import snapshot_app
 from gpuplane.cli.topo import topo_app
-from gpuplane.core.errors import GpuplaneError
+from gpuplane.cli.validate import validate_command
+from gpuplane.core.errors import GpuplaneError, InputErrors
 
 USER_ERROR_EXIT = 2
 
@@ -52,6 +53,7 @@ app.add_typer(serve_app, name="serve")
 app.add_typer(deploy_app, name="deploy")
 app.command("demo")(demo_command)
 app.command("simulate")(simulate_command)
+app.command("validate")(validate_command)
 app.command("fit")(fit_command)
 app.command("report")(report_command)
 
@@ -82,6 +84,11 @@ def run(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)
+    except InputErrors as exc:
+        for one in exc.errors:
+            err.print(f"[bold red]error:[/] {escape(str(one))}", markup=True, highlight=False)
+        err.print(f"{len(exc.errors)} errors", markup=False, highlight=False)
+        return USER_ERROR_EXIT
     except GpuplaneError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
         return USER_ERROR_EXIT

@@ -10,12 +10,13 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from gpuplane.cli.console import err, out
 from gpuplane.cli.report import REPORT_FILE, write_html_report, write_trace
+from gpuplane.cli.validate import check_scenario, print_warnings, report_valid
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location
 from gpuplane.k8s.scenario_loader import LoadedScenario, load_scenario_spec
 from gpuplane.report.html.pool_view import pools_from_spec
 from gpuplane.report.html.run_data import read_run
-from gpuplane.report.run_files import write_run
+from gpuplane.report.run_files import WARNINGS_FILE, write_run
 from gpuplane.report.run_view import run_summary_view
 from gpuplane.twin.build import simulation_from_spec
 from gpuplane.twin.simulation import RunResult
@@ -80,6 +81,18 @@ def write_outputs(
         write_trace(read_run(out_dir), trace_path)
 
 
+def print_warning_count(loaded: LoadedScenario, out_dir: Path) -> None:
+    """After the summary: how many warnings, and where they are kept (nothing if none)."""
+    if loaded.warnings:
+        count = len(loaded.warnings)
+        out.print(
+            f"{count} warning{'' if count == 1 else 's'} (printed above; also in "
+            f"{out_dir}/{WARNINGS_FILE} and summary.json)",
+            markup=False,
+            highlight=False,
+        )
+
+
 def simulate_command(
     scenario_path: Annotated[Path, typer.Argument(metavar="SCENARIO", help="Scenario YAML file.")],
     seed: Annotated[int, typer.Option(min=0, help="Seed of every random choice.")] = 0,
@@ -94,16 +107,27 @@ def simulate_command(
         Path | None,
         typer.Option(help="Also write the run as a Chrome trace (chrome://tracing, Perfetto)."),
     ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Check everything as `gpuplane validate` does; do not simulate."
+        ),
+    ] = False,
 ) -> None:
     """Run the digital twin on SCENARIO; write summary.json, events.jsonl, timeseries.csv,
     resolved-config.yaml and report.html to --out and print a summary."""
     until_s = parse_until(until)
+    if dry_run:
+        loaded = check_scenario(scenario_path)
+        print_warnings(loaded)
+        report_valid(scenario_path, loaded)
+        return
     loaded = load_scenario_spec(scenario_path)
-    for warning in loaded.warnings:
-        err.print(f"[yellow]warning:[/] {warning}", markup=True, highlight=False)
+    print_warnings(loaded)
     result = run_twin(loaded, seed=seed, until_s=until_s, check_invariants=check_invariants)
     write_outputs(loaded, result, out_dir, trace_path=trace)
     out.print(run_summary_view(result.summary))
+    print_warning_count(loaded, out_dir)
     out.print(
         f"results written to {out_dir}/ (summary.json, events.jsonl, timeseries.csv, "
         "resolved-config.yaml, report.html)" + (f"; trace in {trace}" if trace else "")

@@ -56,3 +56,11 @@ class InputError(GpuplaneError):
 
 class UnavailableError(GpuplaneError):
     """Something the command needs is not on this machine (a driver, a library, a server)."""
+
+
+class InputErrors(GpuplaneError):
+    """Several located mistakes found in one pass (``gpuplane validate``, ``--dry-run``)."""
+
+    def __init__(self, errors: list[InputError]):
+        self.errors = list(errors)
+        super().__init__("\n".join(e.render() for e in self.errors))

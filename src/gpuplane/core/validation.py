@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from gpuplane.core.errors import InputError, Location
+from gpuplane.core.errors import InputError, InputErrors, Location
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -144,28 +144,42 @@ def unknown_key_error(owner: type[BaseModel] | None, key: str, field: str) -> In
     return InputError(problem, expected=expected, location=Location(field=field))
 
 
-def first_error(model: type[BaseModel], err: ValidationError) -> InputError:
-    """The first problem of ``err`` (unknown keys first: a typo also makes a key "missing")."""
-    errors = sorted(err.errors(include_url=False), key=lambda e: e["type"] != "extra_forbidden")
-    first = errors[0]
-    loc = clean_loc(model, tuple(first["loc"]))
+def _one_error(model: type[BaseModel], error: Any) -> InputError:
+    loc = clean_loc(model, tuple(error["loc"]))
     field = field_path(loc)
-    if first["type"] == "extra_forbidden":
+    if error["type"] == "extra_forbidden":
         out = unknown_key_error(model_at(model, loc[:-1]), str(loc[-1]), field)
         problem, expected = out.problem, out.expected
         if getattr(model, "strict_decoding", False):
             # A Kubernetes object: the API server's strict decoding names the whole path.
             problem = f'unknown field "{field}"'
-    elif first["type"] == "model_type":
+    elif error["type"] == "model_type":
         owner = model_at(model, loc)
         keys = ", ".join(valid_keys(owner)) if owner is not None else None
-        problem = f"got {first['input']!r:.60}"
+        problem = f"got {error['input']!r:.60}"
         expected = f"a mapping with keys {keys}" if keys else "a mapping"
     else:
-        problem, expected = describe_error(model, first)
-    if err.error_count() > 1:
-        problem += f" (first of {err.error_count()} problems)"
+        problem, expected = describe_error(model, error)
     return InputError(problem, expected=expected, location=Location(field=field or None))
+
+
+def _sorted_errors(err: ValidationError) -> list[Any]:
+    # Unknown keys first: a typo also makes a required key "missing".
+    return sorted(err.errors(include_url=False), key=lambda e: e["type"] != "extra_forbidden")
+
+
+def first_error(model: type[BaseModel], err: ValidationError) -> InputError:
+    """The first problem of ``err`` (unknown keys first: a typo also makes a key "missing")."""
+    out = _one_error(model, _sorted_errors(err)[0])
+    if err.error_count() > 1:
+        problem = out.problem + f" (first of {err.error_count()} problems)"
+        return InputError(problem, expected=out.expected, location=out.location)
+    return out
+
+
+def all_errors(model: type[BaseModel], err: ValidationError) -> list[InputError]:
+    """Every problem of ``err``, unknown keys first (``gpuplane validate`` shows them all)."""
+    return [_one_error(model, e) for e in _sorted_errors(err)]
 
 
 def _non_finite(data: object, loc: tuple[int | str, ...] = ()) -> tuple[int | str, ...] | None:
@@ -184,14 +198,15 @@ def _non_finite(data: object, loc: tuple[int | str, ...] = ()) -> tuple[int | st
     return None
 
 
-def validate_model(model: type[M], data: object) -> M:
+def validate_model(model: type[M], data: object, *, every: bool = False) -> M:
     """``data`` (parsed YAML/JSON) validated as ``model`` the way a typed decoder reads a file.
 
     Strict JSON mode, so a scalar must already have its type: ``count: true`` or ``"3"`` for a
     number are errors, not 1 and 3 (a JSON/YAML boolean or string is never a number to the API
     server's decoder either); enums and nested models read their JSON form. Infinity and NaN
     (YAML ``.inf``, ``.nan``) have no JSON form, so no user file may carry them. A
-    ValidationError becomes an InputError with a field path.
+    ValidationError becomes an InputError with a field path (``every``: an InputErrors with
+    all of them).
     """
     try:
         text = json.dumps(data, allow_nan=False, default=str)
@@ -205,6 +220,8 @@ def validate_model(model: type[M], data: object) -> M:
     try:
         return model.model_validate_json(text, strict=True)
     except ValidationError as err:
+        if every:
+            raise InputErrors(all_errors(model, err)) from None
         raise first_error(model, err) from None
 
 

@@ -8,19 +8,22 @@ what was expected; nothing else escapes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from gpuplane.autoscaler.keda.model import ScaledObjectIn
-from gpuplane.core.errors import InputError, Location
+from gpuplane.core.errors import InputError, InputErrors, Location
 from gpuplane.core.textio import read_user_text
 from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.k8s.cluster_policy import parse_cluster_policy
 from gpuplane.k8s.dra_manifests import load_dra_manifests
+from gpuplane.k8s.fault_checks import fault_warnings
 from gpuplane.k8s.field_errors import LineOf, fail, relocate, validate_model
 from gpuplane.k8s.node_pools import node_pool_spec
 from gpuplane.k8s.priority import apply_priorities, check_priority_classes
+from gpuplane.k8s.problems import Problems
 from gpuplane.k8s.scaled_object import scaled_objects_from_text
 from gpuplane.k8s.serving_section import serving_spec
 from gpuplane.k8s.workload_entries import read_text, workload_specs
@@ -32,6 +35,8 @@ from gpuplane.twin.scenario.mig import MigConfigChange
 from gpuplane.twin.scenario.schema import ControlPlane, Scenario, resolve_relative
 from gpuplane.twin.scenario.settings import TwinSettings
 from gpuplane.twin.scenario.spec import NodePoolSpec, ScenarioSpec
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,29 +224,78 @@ def _scaled_objects(scenario: Scenario, path: Path, line_of: LineOf) -> tuple[Sc
     return tuple(out)
 
 
-def load_scenario_spec(path: Path) -> LoadedScenario:
-    """The scenario at ``path`` with everything it names read, translated and checked."""
+def _relocated(run: Callable[[], T], source: str, line_of: LineOf) -> Callable[[], T]:
+    def located() -> T:
+        try:
+            return run()
+        except InputErrors as many:
+            raise InputErrors([relocate(e, source, line_of) for e in many.errors]) from None
+        except InputError as err:
+            raise relocate(err, source, line_of) from None
+
+    return located
+
+
+def load_scenario_spec(path: Path, *, every: bool = False) -> LoadedScenario:
+    """The scenario at ``path`` with everything it names read, translated and checked.
+
+    ``every``: collect every mistake (``gpuplane validate``) and raise them together as an
+    InputErrors; otherwise the first one is raised.
+    """
+    problems = Problems(collect=every)
     data, index = _read_scenario(path)
-    source = str(path)
-    try:
-        scenario = validate_model(Scenario, data)
-    except InputError as err:
-        raise relocate(err, source, index.line_of) from None
-    try:
-        check_priority_classes(scenario.priority_classes)
-    except InputError as err:
-        raise relocate(err, source, index.line_of) from None
-    pools = tuple(
-        node_pool_spec(pool, i, path, scenario.control_plane, index.line_of)
+    source, line_of = str(path), index.line_of
+    scenario = _relocated(lambda: validate_model(Scenario, data, every=every), source, line_of)()
+    problems.step(
+        _relocated(lambda: check_priority_classes(scenario.priority_classes), source, line_of), None
+    )
+    pool_results = [
+        problems.step(
+            lambda i=i, pool=pool: node_pool_spec(pool, i, path, scenario.control_plane, line_of),
+            None,
+        )
         for i, pool in enumerate(scenario.node_pools)
+    ]
+    pools = tuple(p for p, ok in pool_results if ok and p is not None)
+    pools_ok = all(ok for _, ok in pool_results)
+    (policy, policy_warnings, manifest), policy_ok = problems.step(
+        lambda: _cluster_policy(scenario.cluster_policy, path, line_of), (None, [], None)
     )
-    policy, policy_warnings, manifest = _cluster_policy(
-        scenario.cluster_policy, path, index.line_of
+    if policy_ok:
+        (updates, update_warnings), _ = problems.step(
+            lambda: _policy_updates(scenario, manifest, policy, path, line_of), ((), [])
+        )
+        policy_warnings.extend(update_warnings)
+    else:
+        updates = ()
+    (workloads, workload_warnings), workloads_ok = problems.step(
+        lambda: workload_specs(scenario, path, line_of), ((), ())
     )
-    updates, update_warnings = _policy_updates(scenario, manifest, policy, path, index.line_of)
-    policy_warnings.extend(update_warnings)
-    workloads, workload_warnings = workload_specs(scenario, path, index.line_of)
-    workloads = apply_priorities(workloads, scenario.priority_classes)
+    workloads, _ = problems.step(
+        lambda: apply_priorities(workloads, scenario.priority_classes), workloads
+    )
+    dra, _ = problems.step(lambda: _dra_objects(scenario, path, line_of), None)
+    mig_changes: tuple[MigConfigChange, ...] = ()
+    faults: list[str] = []
+    if pools_ok:
+        mig_changes, _ = problems.step(lambda: _mig_changes(scenario, pools, source, line_of), ())
+        faults, _ = problems.step(
+            lambda: fault_warnings(
+                list(scenario.faults),
+                pools,
+                gfd_labels_known=policy is None,
+                source=source,
+                line_of=line_of,
+            ),
+            [],
+        )
+    serving = None
+    if workloads_ok:
+        serving, _ = problems.step(
+            lambda: serving_spec(scenario.serving, workloads, path, line_of), None
+        )
+    scaled, _ = problems.step(lambda: _scaled_objects(scenario, path, line_of), ())
+    problems.raise_if_any()
     spec = ScenarioSpec(
         name=scenario.name,
         description=scenario.description,
@@ -253,11 +307,11 @@ def load_scenario_spec(path: Path) -> LoadedScenario:
         workloads=workloads,
         faults=tuple(scenario.faults),
         cluster_policy_updates=updates,
-        dra=_dra_objects(scenario, path, index.line_of),
-        mig_config_changes=_mig_changes(scenario, pools, source, index.line_of),
-        serving=serving_spec(scenario.serving, workloads, path, index.line_of),
-        scaled_objects=_scaled_objects(scenario, path, index.line_of),
+        dra=dra,
+        mig_config_changes=mig_changes,
+        serving=serving,
+        scaled_objects=scaled,
     )
     return LoadedScenario(
-        scenario=scenario, spec=spec, warnings=(*policy_warnings, *workload_warnings)
+        scenario=scenario, spec=spec, warnings=(*policy_warnings, *workload_warnings, *faults)
     )

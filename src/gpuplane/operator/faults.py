@@ -330,3 +330,13 @@ def plan_faults(
     return sorted(
         events, key=lambda e: (e.t_s, _RANK[e.kind], e.node, e.gpu_index or 0, e.spec_index)
     )
+
+
+def fault_candidates(
+    index: int,
+    selection: NodeSelection,
+    node_names_by_pool: Mapping[str, Sequence[str]],
+    labels_by_node: Mapping[str, Mapping[str, str]] | None,
+) -> list[str]:
+    """The nodes ``faults[index]`` may hit; an unknown pool or node is a located InputError."""
+    return _candidates(index, selection, node_names_by_pool, labels_by_node)

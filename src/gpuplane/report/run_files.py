@@ -44,6 +44,9 @@ def series_csv(rows: tuple[SeriesRow, ...]) -> str:
     return buf.getvalue()
 
 
+WARNINGS_FILE = "warnings.txt"
+
+
 def write_run(
     out_dir: Path, result: RunResult, resolved: dict[str, Any], warnings: tuple[str, ...]
 ) -> list[Path]:
@@ -54,12 +57,18 @@ def write_run(
         "warnings": list(warnings),
         "scenario": resolved,
     }
+    summary = result.summary.as_dict()
+    if warnings:
+        # Only when there are some: a clean run's files stay as they were.
+        summary["warnings"] = list(warnings)
     files = {
-        "summary.json": json.dumps(result.summary.as_dict(), indent=2, sort_keys=True) + "\n",
+        "summary.json": json.dumps(summary, indent=2, sort_keys=True) + "\n",
         "events.jsonl": events_jsonl(result),
         "timeseries.csv": timeseries_csv(result),
         "resolved-config.yaml": yaml.safe_dump(config, sort_keys=True, allow_unicode=True),
     }
+    if warnings:
+        files[WARNINGS_FILE] = "".join(f"{w}\n" for w in warnings)
     for name, rows in result.series.items():
         if rows:
             files[name] = series_csv(rows)
