@@ -116,10 +116,17 @@ class ObjectMeta(K8sModel):
     managed_fields: Any = Field(default=None, alias="managedFields")
 
 
+class ResourceClaimRef(K8sModel):
+    """core/v1 ResourceClaim (a container's use of one of the pod's resourceClaims)."""
+
+    name: StrictStr = ""
+    request: StrictStr | None = None
+
+
 class ResourceRequirements(K8sModel):
     limits: dict[str, Any] | None = None
     requests: dict[str, Any] | None = None
-    claims: Any = None
+    claims: list[ResourceClaimRef] | None = None
 
 
 class Container(K8sModel):

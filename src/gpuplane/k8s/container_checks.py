@@ -17,6 +17,7 @@ from gpuplane.api.validation import (
     not_supported,
     port_name_errors,
     port_num_errors,
+    render_value,
     required,
 )
 from gpuplane.k8s.api_types import Container, Probe
@@ -106,3 +107,24 @@ def check_container(container: Container, where: str) -> None:
     check_probe(container.liveness_probe, f"{where}.livenessProbe", readiness=False)
     check_probe(container.readiness_probe, f"{where}.readinessProbe", readiness=True)
     check_probe(container.startup_probe, f"{where}.startupProbe", readiness=False)
+
+
+def check_claim_names(containers: list[Container], pod_claims: list[str], path: str) -> None:
+    """``validateResourceClaimNames``: a container's ``resources.claims[].name`` must be one of
+    the pod's ``spec.resourceClaims`` (else the container would get no device)."""
+    for i, container in enumerate(containers):
+        refs = container.resources.claims if container.resources is not None else None
+        seen: set[tuple[str, str | None]] = set()
+        for j, ref in enumerate(refs or ()):
+            at = f"{path}[{i}].resources.claims[{j}]"
+            if not ref.name:
+                raise fail(required(), f"{at}.name")
+            if (ref.name, ref.request) in seen:
+                raise fail(duplicate(ref.name), at)
+            seen.add((ref.name, ref.request))
+            if ref.name not in pod_claims:
+                listed = ", ".join(pod_claims) if pod_claims else None
+                detail = "must be one of the names in pod.spec.resourceClaims" + (
+                    f": {listed}" if listed else " which is empty"
+                )
+                raise fail(f"Not found: {render_value(ref.name)}: {detail}", at)

@@ -495,14 +495,42 @@ def parse_dra_object(doc: object) -> object:
     return value
 
 
+_RESOURCES = {
+    d.ResourceSlice: "resourceslices",
+    c.DeviceClass: "deviceclasses",
+    c.ResourceClaim: "resourceclaims",
+    c.ResourceClaimTemplate: "resourceclaimtemplates",
+}
+
+
+def object_key(value: object, seen: dict[tuple[str, str, str], int], line: int) -> None:
+    """Record ``value`` under (resource, namespace, name); a second object of the same key is
+    what the API server answers with AlreadyExists (the first would silently win here)."""
+    resource = _RESOURCES[type(value)]
+    namespace = str(getattr(value, "namespace", ""))
+    key = (resource, namespace, str(getattr(value, "name", "")))
+    if key in seen:
+        where = f" in namespace {namespace!r}" if namespace else ""
+        raise fail(
+            f'{resource}.{limits.API_GROUP} "{key[2]}" already exists{where} (defined at line '
+            f"{seen[key]})",
+            "metadata.name",
+            "each object once",
+        )
+    seen[key] = line
+
+
 def load_dra_manifests(text: str, source: str) -> DraObjects:
     """Every document of a multi-document YAML file; errors at ``file:line: field``."""
     found: list[object] = []
+    seen: dict[tuple[str, str, str], int] = {}
     for doc in read_documents(text, source):
         try:
-            found.append(parse_dra_object(doc.data))
+            value = parse_dra_object(doc.data)
+            object_key(value, seen, doc.line_of("") or 1)
         except InputError as err:
             raise relocate(err, source, doc.line_of) from None
+        found.append(value)
     return DraObjects(
         slices=tuple(v for v in found if isinstance(v, d.ResourceSlice)),
         classes=tuple(v for v in found if isinstance(v, c.DeviceClass)),

@@ -185,9 +185,28 @@ def _allocatable(
     else:
         evict = eviction_memory_bytes(control.eviction_hard, mem_cap, f"{cp_path}.eviction_hard")
         out[MEMORY] = max(mem_cap - reserved.get(MEMORY, 0) - evict, 0)
-    for name in (CPU, MEMORY):
-        if out[name] <= 0:
-            raise fail(f"no allocatable {name} left", f"{path}.allocatable", f"{name} > 0")
+    for name, cap in ((CPU, cpu_cap), (MEMORY, mem_cap)):
+        if out[name] > 0:
+            continue
+        overridden = override is not None and getattr(override, name) is not None
+        if overridden or cap is None:
+            raise fail(f"no allocatable {name} left", f"{path}.allocatable.{name}", f"{name} > 0")
+        # Derived from capacity: what was taken off is to blame, not the pool.
+        blame = (
+            "kube_reserved"
+            if name in parse_reserved(control.kube_reserved, "")
+            else (
+                "system_reserved" if name in parse_reserved(control.system_reserved, "") else None
+            )
+        )
+        field = f"{cp_path}.{blame}.{name}" if blame else f"{cp_path}.eviction_hard"
+        shown = f"{cap // 1000} CPUs" if name == CPU else f"{cap} bytes"
+        raise fail(
+            f"reserving {reserved.get(name, 0)}{'m' if name == CPU else ''} {name} leaves "
+            f"nothing allocatable on {path} ({pool.name}: {shown})",
+            field,
+            f"kube_reserved + system_reserved {name} below the node's capacity",
+        )
     return out
 
 

@@ -18,7 +18,7 @@ from gpuplane.api.validation import dns1123_label_errors, dns1123_subdomain_erro
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.api_types import Container, ObjectMeta, PodSpec, PodTemplateSpec
 from gpuplane.k8s.api_types import Toleration as TolerationModel
-from gpuplane.k8s.container_checks import check_container
+from gpuplane.k8s.container_checks import check_claim_names, check_container
 from gpuplane.k8s.dra_manifests import pod_claims as dra_pod_claims
 from gpuplane.k8s.field_errors import fail
 from gpuplane.k8s.inference_args import inference_server, looks_like_server
@@ -263,6 +263,9 @@ def translate_pod(
         if spec.resource_claims is not None
         else ()
     )
+    claim_names = [c.name for c in claims]
+    check_claim_names(spec.containers, claim_names, f"{path}.containers")
+    check_claim_names(spec.init_containers or [], claim_names, f"{path}.initContainers")
     return PodTemplate(
         gpu_memory_bytes=_gpu_memory(meta, meta_path),
         resource_claims=claims,
