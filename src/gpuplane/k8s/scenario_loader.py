@@ -25,6 +25,7 @@ from gpuplane.k8s.node_pools import node_pool_spec
 from gpuplane.k8s.priority import apply_priorities, check_priority_classes
 from gpuplane.k8s.problems import Problems
 from gpuplane.k8s.scaled_object import scaled_objects_from_text
+from gpuplane.k8s.scaled_object_checks import scaled_object_warnings
 from gpuplane.k8s.serving_section import serving_spec
 from gpuplane.k8s.workload_entries import read_text, workload_specs
 from gpuplane.operator.cluster_policy import ClusterPolicy
@@ -215,12 +216,14 @@ def _mig_changes(
     return tuple(sorted(out, key=lambda c: c.t_s))
 
 
-def _scaled_objects(scenario: Scenario, path: Path, line_of: LineOf) -> tuple[ScaledObjectIn, ...]:
-    out: list[ScaledObjectIn] = []
+def _scaled_objects(
+    scenario: Scenario, path: Path, line_of: LineOf
+) -> tuple[tuple[str, ScaledObjectIn], ...]:
+    out: list[tuple[str, ScaledObjectIn]] = []
     for i, ref in enumerate(scenario.autoscaling):
         file = resolve_relative(ref, path)
         text = read_text(file, "a ScaledObject file", str(path), line_of, f"autoscaling[{i}]")
-        out.extend(scaled_objects_from_text(text, str(file)))
+        out.extend((str(file), so) for so in scaled_objects_from_text(text, str(file)))
     return tuple(out)
 
 
@@ -294,7 +297,10 @@ def load_scenario_spec(path: Path, *, every: bool = False) -> LoadedScenario:
         serving, _ = problems.step(
             lambda: serving_spec(scenario.serving, workloads, path, line_of), None
         )
-    scaled, _ = problems.step(lambda: _scaled_objects(scenario, path, line_of), ())
+    scaled, scaled_ok = problems.step(lambda: _scaled_objects(scenario, path, line_of), ())
+    scaling: list[str] = []
+    if scaled_ok and workloads_ok:
+        scaling, _ = problems.step(lambda: scaled_object_warnings(scaled, workloads), [])
     problems.raise_if_any()
     spec = ScenarioSpec(
         name=scenario.name,
@@ -310,8 +316,10 @@ def load_scenario_spec(path: Path, *, every: bool = False) -> LoadedScenario:
         dra=dra,
         mig_config_changes=mig_changes,
         serving=serving,
-        scaled_objects=scaled,
+        scaled_objects=tuple(so for _, so in scaled),
     )
     return LoadedScenario(
-        scenario=scenario, spec=spec, warnings=(*policy_warnings, *workload_warnings, *faults)
+        scenario=scenario,
+        spec=spec,
+        warnings=(*policy_warnings, *workload_warnings, *faults, *scaling),
     )
