@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.api.taints import TaintEffect, Toleration
 from gpuplane.api.validation import dns1123_label_errors, dns1123_subdomain_errors
 from gpuplane.core.errors import InputError
@@ -26,6 +27,8 @@ from gpuplane.k8s.labels import check_annotations, check_labels, label_value_err
 from gpuplane.k8s.quantity import parse_manifest_quantity
 from gpuplane.k8s.resources import container_resources, parse_resource_list, qualified_name_errors
 from gpuplane.k8s.topology_spread import topology_spread_constraints
+from gpuplane.serving.engine.startup import tp_startup_error
+from gpuplane.serving.models.catalog import resolve_model
 from gpuplane.twin.cluster.cluster import POD_GROUP_LABEL
 from gpuplane.twin.scenario.inference import InferenceServerSpec
 from gpuplane.twin.scenario.spec import ContainerSpec, PodTemplate, RestartPolicy
@@ -222,6 +225,30 @@ def _server(
     return None
 
 
+def _checked_server(
+    server: InferenceServerSpec | None,
+    containers: tuple[ContainerSpec, ...],
+    path: str,
+    warnings: Warnings,
+) -> InferenceServerSpec | None:
+    """A server that would exit at start-up (``serving.engine.startup``) is a warning: the API
+    server accepts the pod, which then crash-loops."""
+    if server is None:
+        return None
+    gpus = sum(c.limits.get(NVIDIA_GPU, 0) for c in containers)
+    try:
+        shape = resolve_model(server.model)
+    except InputError:
+        return server  # an unknown model is reported where the serving section needs it
+    refused = tp_startup_error(shape, server.tensor_parallel_size, gpus or None)
+    if refused is not None:
+        warnings.add(
+            f"{path}.containers",
+            f"{server.kind} exits at start-up and the pod crash-loops: {refused}",
+        )
+    return server
+
+
 def _gpu_memory(meta: ObjectMeta | None, meta_path: str) -> int:
     """The pod's peak GPU memory from gpuplane's annotation (e.g. ``20Gi``); 0 when absent."""
     raw = (meta.annotations or {}).get(GPU_MEMORY_ANNOTATION) if meta is not None else None
@@ -263,13 +290,14 @@ def translate_pod(
         if spec.resource_claims is not None
         else ()
     )
+    server = _server(spec, labels, path, warnings)
     claim_names = [c.name for c in claims]
     check_claim_names(spec.containers, claim_names, f"{path}.containers")
     check_claim_names(spec.init_containers or [], claim_names, f"{path}.initContainers")
     return PodTemplate(
         gpu_memory_bytes=_gpu_memory(meta, meta_path),
         resource_claims=claims,
-        inference=_server(spec, labels, path, warnings),
+        inference=_checked_server(server, containers, path, warnings),
         labels=labels,
         annotations=dict(meta.annotations or {}) if meta is not None else {},
         containers=containers,

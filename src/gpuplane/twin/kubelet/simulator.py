@@ -192,7 +192,7 @@ class KubeletSim(Component):
                 pod.name,
                 reason,
                 f"Back-off {back_off:g}s restarting container main (exit code "
-                f"{1 if failed else 0})",
+                f"{1 if failed else 0}{': ' + message if message else ''})",
                 namespace=pod.namespace,
                 warning=failed,
             )

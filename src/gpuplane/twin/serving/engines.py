@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from gpuplane.core.errors import InputError
 from gpuplane.serving.engine.engine import Engine
 from gpuplane.serving.engine.settings import EngineConfig
+from gpuplane.serving.engine.startup import tp_startup_error
 from gpuplane.serving.memory.budget import MemoryPlan, plan_memory
 from gpuplane.serving.memory.settings import VllmMemorySettings
 from gpuplane.serving.models.catalog import resolve_model
@@ -35,12 +36,9 @@ class BuiltEngine:
 def build_engine(pod: Pod, node: Node, spec: InferenceServerSpec) -> BuiltEngine:
     tp = spec.tensor_parallel_size
     gpus = [node.device_slots[d].gpu for d in pod.gpu_ids]
-    if len(gpus) < tp:
-        raise InputError(
-            f"tensor parallel size ({tp}) is greater than the number of GPUs the pod has "
-            f"({len(gpus)})",
-            expected=f"nvidia.com/gpu: {tp}",
-        )
+    refused = tp_startup_error(resolve_model(spec.model), tp, len(gpus))
+    if refused is not None:
+        raise InputError(refused, expected="--tensor-parallel-size matching nvidia.com/gpu")
     gpu = get_gpu_model(str(node.topology.gpus[gpus[0]].model))
     whole = node.devices_are_gpus and len(set(gpus)) == len(gpus)
     link = (
