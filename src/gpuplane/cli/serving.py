@@ -13,7 +13,7 @@ from rich.table import Table
 import gpuplane
 from gpuplane.cli.console import err, out, print_json
 from gpuplane.cli.numbers import finite
-from gpuplane.core.errors import InputError
+from gpuplane.core.errors import InputError, Location
 from gpuplane.core.units import GIB
 from gpuplane.core.validation import validate_model
 from gpuplane.serving.batch import BatchShape, PrefillChunk
@@ -195,19 +195,43 @@ def parse_prefills(text: str) -> list[PrefillChunk]:
     for part in (p.strip() for p in text.split(",")):
         if not part:
             continue
-        new, _, ctx = part.partition("@")
+        new, at, ctx = part.partition("@")
         try:
-            chunk = PrefillChunk(int(new), int(ctx) if ctx else 0)
+            # "256@" (an @ with no context) is a mistake, not 256 new tokens.
+            chunk = PrefillChunk(int(new), int(ctx) if at else 0)
         except ValueError:
             chunk = PrefillChunk(-1)
         if chunk.new_tokens < 1 or chunk.context_tokens < 0:
             raise InputError(
-                f"--prefill-tokens {text!r}",
+                f"{part!r} in {text!r}",
                 expected="comma-separated token counts >= 1, each optionally @cached-context "
                 "(e.g. 512,2048 or 256@4096)",
+                location=Location(field="--prefill-tokens"),
             )
         chunks.append(chunk)
     return chunks
+
+
+def check_context_lengths(prefills: list[PrefillChunk], context: int, max_model_len: int) -> None:
+    """No sequence longer than the model's context: vLLM refuses such a prompt ("This model's
+    maximum context length is N tokens. However, you requested M tokens ...")."""
+    for chunk in prefills:
+        total = chunk.new_tokens + chunk.context_tokens
+        if total > max_model_len:
+            raise InputError(
+                f"This model's maximum context length is {max_model_len} tokens. However, you "
+                f"requested {total} tokens ({chunk.context_tokens} cached + {chunk.new_tokens} "
+                "new)",
+                expected=f"prompt chunks of at most {max_model_len} tokens with their context",
+                location=Location(field="--prefill-tokens"),
+            )
+    if context + 1 > max_model_len:
+        raise InputError(
+            f"This model's maximum context length is {max_model_len} tokens; a decode step "
+            f"after {context} tokens would exceed it",
+            expected=f"--context below {max_model_len}",
+            location=Location(field="--context"),
+        )
 
 
 def parse_gpu_indices(text: str) -> list[int]:
@@ -256,13 +280,15 @@ def step_command(
         )
     if gpus is not None and topology is None:
         raise InputError("--gpus without --topology", expected="--topology PRESET_OR_FILE")
+    shape = resolve_model(model)
+    check_context_lengths(prefills, context if decode_batch else 0, shape.derived_max_model_len)
     batch = BatchShape(tuple(prefills), (context,) * decode_batch)
     cal: Calibration = load_calibration(calibration) if calibration else default_calibration()
     if uncalibrated_roofline:
         cal = uncalibrated(cal)
     gpu_model = get_gpu_model(gpu)
     engine = RooflineStepTime(
-        resolve_model(model),
+        shape,
         gpu_model,
         tp,
         interconnect=pod_interconnect(

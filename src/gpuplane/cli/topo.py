@@ -7,9 +7,10 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from gpuplane.api.validation import dns1123_subdomain_errors, invalid
 from gpuplane.cli.console import out, print_json
 from gpuplane.cli.numbers import MAX_MESSAGE_MIB, finite
-from gpuplane.core.errors import InputError
+from gpuplane.core.errors import InputError, Location
 from gpuplane.k8s.nrt_manifest import nrt_manifest_yaml
 from gpuplane.kubelet.gpu_sets import pick_gpus
 from gpuplane.kubelet.gpuallocator import best_effort
@@ -118,6 +119,9 @@ def nrt_command(
     scope: Annotated[str, typer.Option(help="kubelet --topology-manager-scope.")] = "container",
 ) -> None:
     """Print the NodeResourceTopology (topology.node.k8s.io/v1alpha2) object as YAML."""
+    for problem in dns1123_subdomain_errors(node_name) if node_name is not None else ():
+        # metadata.name of a NodeResourceTopology is its node's name: a DNS subdomain.
+        raise InputError(invalid(node_name, problem), location=Location(field="--node-name"))
     topo = resolve_topology(ref, gpu_model=gpu_model)
     nrt = node_resource_topology(topo, node_name=node_name or topo.name, policy=policy, scope=scope)
     print(nrt_manifest_yaml(nrt), end="")
