@@ -20,6 +20,7 @@ from gpuplane.autoscaler.hpa.spec import (
     ScalingRules,
     SelectPolicy,
 )
+from gpuplane.core.errors import InputError, Location
 
 
 class _Case(BaseModel):
@@ -129,6 +130,18 @@ class ReplicaCalcCase(_Case):
         default_factory=list,
         description="pod-total samples the metrics API returns for pods not in the pod list",
     )
+
+    @model_validator(mode="after")
+    def _pod_samples_need_pods(self) -> Self:
+        # The replica calculator lists the pods for these kinds; without a list it has none
+        # ("no pods returned by selector while calculating replica count").
+        if self.kind in POD_SAMPLE_KINDS and "pods" not in self.model_fields_set:
+            raise InputError(
+                "required key 'pods' is missing",
+                expected=f"pods: [...] (kind {self.kind} reads a sample per pod)",
+                location=Location(field="pods"),
+            )
+        return self
 
     @model_validator(mode="after")
     def _unknown_pods_need_pod_samples(self) -> Self:
