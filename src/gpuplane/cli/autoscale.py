@@ -46,6 +46,16 @@ def _prom_value(v: float) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def _option_seconds(text: str, option: str) -> float:
+    """A duration option; its errors name the option."""
+    try:
+        return parse_duration_s(text)
+    except InputError as err:
+        raise InputError(
+            err.problem, expected=err.expected, location=Location(field=option)
+        ) from None
+
+
 @autoscale_app.command("promql")
 def promql_command(
     query: Annotated[str, typer.Argument(help="A PromQL expression of the supported subset.")],
@@ -77,8 +87,15 @@ def promql_command(
         times = [t for name in store.names() for s in store.series(name) for t in s.times[-1:]]
         t_s = max(times, default=0.0)
     else:
-        t_s = parse_duration_s(at)
-    value = evaluate(query, store, t_s, parse_duration_s(lookback), source="QUERY")
+        t_s = _option_seconds(at, "--time")
+    lookback_s = _option_seconds(lookback, "--lookback")
+    if lookback_s < 0:
+        raise InputError(
+            f"{lookback!r} is negative",
+            expected="a duration such as 5m (0 means Prometheus's default, 5m)",
+            location=Location(field="--lookback"),
+        )
+    value = evaluate(query, store, t_s, lookback_s, source="QUERY")
     data: dict[str, Any]
     if isinstance(value, Scalar):
         data = {"resultType": "scalar", "result": [t_s, _prom_value(value.value)]}

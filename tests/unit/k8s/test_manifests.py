@@ -381,18 +381,18 @@ def test_selector_rules() -> None:
         (
             "      containers:\n        - name: vllm",
             "      containers:\n        - nmae: vllm",
-            "m.yaml:50: spec.template.spec.containers[0].nmae: unknown key 'nmae' (not a field of "
-            "Container) (first of 2 problems); expected name",
+            "m.yaml:50: spec.template.spec.containers[0].nmae: unknown field "
+            '"spec.template.spec.containers[0].nmae" (first of 2 problems); expected name',
         ),
         (
             "          resources:\n            limits: {nvidia.com/gpu: 4",
             "          resource:\n            limits: {nvidia.com/gpu: 4",
-            "spec.template.spec.containers[0].resource: unknown key 'resource'",
+            'spec.template.spec.containers[0].resource: unknown field "spec.template',
         ),
         (
             "      nodeSelector:",
             "      nodeselector:",
-            "spec.template.spec.nodeselector: unknown key 'nodeselector' (not a field of PodSpec); "
+            'spec.template.spec.nodeselector: unknown field "spec.template.spec.nodeselector"; '
             "expected nodeSelector",
         ),
         ("  revisionHistoryLimit", "  revisionHistory", "expected revisionHistoryLimit"),
@@ -401,7 +401,7 @@ def test_selector_rules() -> None:
         (
             "imagePullPolicy: IfNotPresent",
             "imagePullPolicey: IfNotPresent",
-            "m.yaml:52: spec.template.spec.containers[0].imagePullPolicey: unknown key",
+            "m.yaml:52: spec.template.spec.containers[0].imagePullPolicey: unknown field",
         ),
     ],
 )

@@ -308,7 +308,7 @@ SCENARIO_MISTAKES = [
         "  - manifest:\n",
         "  - manifest:\n      colour: red\n",
         "colour: red",
-        "workloads[0].manifest.colour: unknown key 'colour' (not a field of Deployment)",
+        'workloads[0].manifest.colour: unknown field "colour"; expected one of apiVersion',
     ),
     (
         "resources: {limits: {nvidia.com/gpu: 1}}",
@@ -441,8 +441,7 @@ def test_scenario_mistakes_are_located(
             "spec: {minMember: 2}",
             "spec: {minMembers: 2}",
             "minMembers",
-            "spec.minMembers: unknown key 'minMembers' (not a field of PodGroupSpec); "
-            "expected minMember",
+            'spec.minMembers: unknown field "spec.minMembers"; expected minMember',
         ),
         (
             "manifests/finetune.yaml",

@@ -69,13 +69,28 @@ class SeriesFileIn(BaseModel):
 
 
 def _add(
-    store: SeriesStore, name: str, labels: dict[str, str], t: float, v: float, where: str
+    store: SeriesStore, sample: tuple[str, dict[str, str], float, float], at: Location
 ) -> None:
+    """One sample; out of order, or a second value at a timestamp, is refused as the
+    Prometheus TSDB refuses it (``out of order sample``, ``duplicate sample for timestamp``;
+    the same value again is accepted and kept once, as there)."""
+    name, labels, t, v = sample
+    key = labels_of(labels)
+    last = next((s for s in store.series(name) if s.labels == key), None)
+    if last is not None and last.times and last.times[-1] == t and last.values[-1] != v:
+        same = math.isnan(v) and math.isnan(last.values[-1])
+        if not same:
+            raise InputError(
+                f"duplicate sample for timestamp {t:g} of {name} (values {last.values[-1]:g} "
+                f"and {v:g})",
+                expected="one value per series and timestamp",
+                location=at,
+            )
     try:
-        store.append(name, labels_of(labels), t, v)
+        store.append(name, key, t, v)
     except ValueError as err:
         raise InputError(
-            str(err), expected="samples of a series in time order", location=Location(field=where)
+            str(err), expected="samples of a series in time order", location=at
         ) from None
 
 
@@ -98,7 +113,7 @@ def _from_json(data: Any, source: str) -> SeriesStore:
                 ) from None
             if not math.isfinite(t):
                 raise InputError(f"time {t} is not finite", location=Location(source, field=where))
-            _add(store, s.name, s.labels, t, value, where)
+            _add(store, (s.name, s.labels, t, value), Location(source, field=where))
     return store
 
 
@@ -129,7 +144,7 @@ def _from_csv(text: str, source: str) -> SeriesStore:
                 f"{name!r} is not a valid metric name", location=Location(source, line)
             )
         labels = {k: v for k, v in row.items() if k not in ("t", "name", "value") and k and v}
-        _add(store, name, labels, t, value, f"line {line}")
+        _add(store, (name, labels, t, value), Location(source, line))
     return store
 
 
