@@ -16,6 +16,7 @@ from gpuplane.kubelet.topology_manager.numa_info import NumaInfo
 from gpuplane.kubelet.topology_manager.policy import (
     MergeResult,
     PolicyName,
+    PolicyOptions,
     merge_hints,
     parse_policy_options,
 )
@@ -36,27 +37,49 @@ class MergeCase(BaseModel):
     providers_hints: list[dict[str, list[HintIn] | None] | None] = Field(default_factory=list)
 
 
-def _provider(raw: dict[str, list[HintIn] | None] | None) -> ProviderHints:
+def _at(field: str, err: InputError) -> InputError:
+    return InputError(err.problem, expected=err.expected, location=Location(field=field))
+
+
+def _hint(h: HintIn, field: str) -> TopologyHint:
+    try:
+        return TopologyHint(None if h.affinity is None else BitMask.of(h.affinity), h.preferred)
+    except InputError as err:
+        raise _at(f"{field}.affinity", err) from None
+
+
+def _provider(raw: dict[str, list[HintIn] | None] | None, field: str) -> ProviderHints:
     if raw is None:
         return None
     return {
         name: None
         if hints is None
-        else [
-            TopologyHint(None if h.affinity is None else BitMask.of(h.affinity), h.preferred)
-            for h in hints
-        ]
+        else [_hint(h, f"{field}.{name}[{j}]") for j, h in enumerate(hints)]
         for name, hints in raw.items()
     }
 
 
+def _options(raw: dict[str, str | bool | int]) -> PolicyOptions:
+    text = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in raw.items()}
+    for name, value in text.items():
+        try:
+            parse_policy_options({name: value})
+        except InputError as err:
+            raise _at(f"policy_options.{name}", err) from None
+    return parse_policy_options(text)
+
+
+def _merge_field(err: InputError) -> str:
+    """Which input a merge_hints refusal is about (its checks are on these three)."""
+    if "NUMA Nodes" in err.problem:
+        return "numa_nodes"
+    if "distances" in err.problem:
+        return "numa_distances"
+    return "providers_hints"
+
+
 def run_case(case: MergeCase) -> MergeResult:
-    options = parse_policy_options(
-        {
-            k: (str(v).lower() if isinstance(v, bool) else str(v))
-            for k, v in case.policy_options.items()
-        }
-    )
+    options = _options(case.policy_options)
     distances = None
     if case.numa_distances is not None:
         distances = {int(k): v for k, v in case.numa_distances.items()}
@@ -69,7 +92,11 @@ def run_case(case: MergeCase) -> MergeResult:
                     location=Location(field=f"numa_distances.{node}"),
                 )
     numa = NumaInfo(tuple(case.numa_nodes), distances)
-    return merge_hints(case.policy, numa, [_provider(p) for p in case.providers_hints], options)
+    providers = [_provider(p, f"providers_hints[{i}]") for i, p in enumerate(case.providers_hints)]
+    try:
+        return merge_hints(case.policy, numa, providers, options)
+    except InputError as err:
+        raise _at(_merge_field(err), err) from None
 
 
 def answer(result: MergeResult) -> dict[str, Any]:
@@ -87,4 +114,7 @@ def run_json(text: str, source: str = "<stdin>") -> dict[str, Any]:
         case = validate_model(MergeCase, data)
     except InputError as err:
         raise err.located(source) from None
-    return answer(run_case(case))
+    try:
+        return answer(run_case(case))
+    except InputError as err:
+        raise err.located(source) from None
