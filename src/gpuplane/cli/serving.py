@@ -116,6 +116,24 @@ def models_command(json_out: JsonOpt = False) -> None:
     out.print(table)
 
 
+def _option_settings(
+    model: type[VllmMemorySettings], values: dict[str, object]
+) -> VllmMemorySettings:
+    """The settings the options give; a refused value is named by its option (``max_num_seqs``
+    -> ``--max-num-seqs``, ``weights_bytes`` -> ``--weights-gib``)."""
+    try:
+        return validate_model(model, values)
+    except InputError as err:
+        field = err.location.field or ""
+        option = "--" + field.removesuffix("_bytes").replace("_", "-")
+        if field.endswith("_bytes"):
+            option += "-gib"
+        problem = err.problem
+        if field.endswith("_bytes") and isinstance(values.get(field), int):
+            problem = f"got {values[field] / GIB:g} GiB"
+        raise InputError(problem, expected=err.expected, location=Location(field=option)) from None
+
+
 @serving_app.command("memory")
 def memory_command(
     model: ModelOpt,
@@ -157,7 +175,7 @@ def memory_command(
     json_out: JsonOpt = False,
 ) -> None:
     """vLLM's memory budget and KV-cache size for one engine GPU (errors as vLLM words them)."""
-    settings = validate_model(
+    settings = _option_settings(
         VllmMemorySettings,
         {
             "gpu_memory_utilization": gpu_memory_utilization,
