@@ -51,7 +51,7 @@ MODEL, GPU, TP = "Llama-3.1-8B", "H100-80GB", 1
 def start_emulator(time_scale: float) -> tuple[subprocess.Popen[bytes], str]:
     args = [sys.executable, "-m", "gpuplane", "serve", "engine", "--model", MODEL, "--gpu", GPU]
     args += ["--tp", str(TP)]
-    args += ["--port", "0", "--time-scale", str(time_scale), "--load-time", "0"]
+    args += ["--port", "0", "--time-scale", str(time_scale), "--load-time", "0", "--dcgm-port", "0"]
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     proc = subprocess.Popen(args, stderr=subprocess.PIPE, env=env)
     assert proc.stderr is not None

@@ -81,6 +81,9 @@ class EmulatorService:
         return await self._generate(request, "chat")
 
     async def _generate(self, request: web.Request, kind: CallKind) -> web.StreamResponse:
+        # The request arrives when its handler starts, before its body is read and counted: the
+        # emulated engine sees it then, as the twin sees a request at its arrival time.
+        arrival_s = self.runtime.clock.now_s()
         try:
             if not self.runtime.ready:
                 raise ApiError(503, "The model is loading; the server is not ready yet.")
@@ -91,7 +94,7 @@ class EmulatorService:
             call = read_call(kind, body)
             if call.model != self.model:
                 raise model_not_found(call.model)
-            req, words = self._request(call)
+            req, words = self._request(call, arrival_s)
         except ApiError as err:
             return error_response(err)
         stream = self.runtime.submit(req)
@@ -108,7 +111,7 @@ class EmulatorService:
         out = shapes.response(kind, rid, created, self.model, text, str(rec.finish_reason), use)
         return web.json_response(out)
 
-    def _request(self, call: Call) -> tuple[Request, OutputWords]:
+    def _request(self, call: Call, arrival_s: float) -> tuple[Request, OutputWords]:
         tokens = [str(t) for t in call.prompt_ids] if call.prompt_ids else text_tokens(call.prompt)
         cfg = self.runtime.engine.config
         limit = cfg.max_model_len
@@ -122,7 +125,7 @@ class EmulatorService:
             natural = call.max_tokens or limit - len(tokens)
         req = Request(
             RequestId(self.runtime.next_id("req")),
-            self.runtime.clock.now_s(),
+            arrival_s,
             len(tokens),
             natural,
             segments_of(tokens, self.runtime.engine.block_size),
