@@ -4,6 +4,7 @@ twin's engine (docs/live.md, "Engine emulator")."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import sys
@@ -13,6 +14,7 @@ from typing import Annotated, Any, Literal
 import typer
 from aiohttp import web
 
+from gpuplane.core.errors import InputError
 from gpuplane.k8s.aiohttp_serve import bound, serve_app
 from gpuplane.k8s.emulator.dcgm import DEFAULT_DRIVER_VERSION, DcgmSettings, make_dcgm_app
 from gpuplane.k8s.emulator.service import make_app
@@ -143,6 +145,13 @@ async def _serve(
         report = _listening(settings, host, load_s, blocks, {})
         await serve_app(app, host, port, on_listening=report)
         return
-    async with bound(dcgm_app, host, dcgm_port) as bound_port:
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            bound_port = await stack.enter_async_context(bound(dcgm_app, host, dcgm_port))
+        except OSError as exc:
+            raise InputError(
+                f"cannot listen on {host}:{dcgm_port} for the DCGM endpoint: {exc.strerror}",
+                expected="a free port (--dcgm-port, 0 for any free port) or --no-dcgm",
+            ) from None
         report = _listening(settings, host, load_s, blocks, {"dcgm_port": bound_port})
         await serve_app(app, host, port, on_listening=report)
