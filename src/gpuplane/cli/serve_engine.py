@@ -114,7 +114,7 @@ def engine_command(
         spec, gpu, time_scale, seed, mean_output_tokens=mean_output_tokens, load_time_s=load_time
     )
     built, load_s = build(settings)
-    app = make_app(settings, built.engine, load_s)
+    app = make_app(settings, built.engine, load_s, precise_wake=True)  # the process is its own
     dcgm_app = None
     if dcgm:
         labels = DcgmSettings(

@@ -59,12 +59,22 @@ def _no_wait(t_s: float) -> None:
 class EngineRuntime:
     """Mutable owner of the engine while it serves HTTP (one per process)."""
 
-    def __init__(self, engine: Engine, clock: ScaledClock, ready_at_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        clock: ScaledClock,
+        ready_at_s: float = 0.0,
+        *,
+        precise_wake: bool = False,
+    ) -> None:
         if not engine.record:
             raise ValueError("the engine must record token times (record_token_times=True)")
         self.engine = engine
         self.clock = clock
         self.ready_at_s = ready_at_s
+        # The blocking end of a precise wake holds up everything on the event loop: only for a
+        # process that serves this engine alone (``gpuplane serve engine``).
+        self.precise_wake = precise_wake
         self.driver = ClockDriver(engine, clock, _no_wait)
         self.streams: dict[str, Stream] = {}
         self._wake = asyncio.Event()
@@ -117,7 +127,7 @@ class EngineRuntime:
             if delay is None or delay > 0:
                 # A long wait ends EARLY_S before the step does and the rest is slept exactly:
                 # the event loop's timers are rounded up to the millisecond (and wake late).
-                early = delay is not None and delay >= PRECISE_FROM_S
+                early = self.precise_wake and delay is not None and delay >= PRECISE_FROM_S
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), delay - EARLY_S if early else delay)
                 if early and not wake.is_set():

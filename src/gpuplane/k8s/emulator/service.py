@@ -39,10 +39,13 @@ def error_response(err: ApiError) -> web.Response:
 class EmulatorService:
     """The handlers over one :class:`EngineRuntime` (mutable: its task)."""
 
-    def __init__(self, settings: EmulatorSettings, engine: Engine, load_s: float) -> None:
+    def __init__(
+        self, settings: EmulatorSettings, engine: Engine, load_s: float, precise_wake: bool
+    ) -> None:
         self.settings = settings
         self.model = settings.spec.served_model_name
-        self.runtime = EngineRuntime(engine, ScaledClock(settings.time_scale), load_s)
+        clock = ScaledClock(settings.time_scale)
+        self.runtime = EngineRuntime(engine, clock, load_s, precise_wake=precise_wake)
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(EngineCollector(lambda: [(engine, {})]))
         self.http = HttpMetrics(self.registry)
@@ -183,8 +186,11 @@ class EmulatorService:
                 await self._task
 
 
-def make_app(settings: EmulatorSettings, engine: Engine, load_s: float) -> web.Application:
-    service = EmulatorService(settings, engine, load_s)
+def make_app(
+    settings: EmulatorSettings, engine: Engine, load_s: float, *, precise_wake: bool = False
+) -> web.Application:
+    """The emulator's app; ``precise_wake`` (``EngineRuntime``) only where it owns the loop."""
+    service = EmulatorService(settings, engine, load_s, precise_wake)
     app = web.Application(middlewares=[service.http.middleware])
     app[RUNTIME] = service.runtime
     app.router.add_get("/health", service.health)
