@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from gpuplane.k8s.emulator.dcgm import FAMILIES, DcgmSettings
 from gpuplane.k8s.emulator.dcgm_model import MIB, fb_used_bytes
 from gpuplane.k8s.emulator.settings import build, deployment
-from gpuplane.topology.catalog import get_gpu_model
+from gpuplane.topology.catalog import BoardSpec, get_gpu_model
 from tests.integration.llm_servers import MODEL, emulator_with_dcgm, settings, stream
 
 pytestmark = pytest.mark.integration
@@ -21,8 +21,9 @@ LABELS = {"gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "DCGM_
 POD = DcgmSettings(
     "node-a", pod="llama-0", namespace="serving", container="vllm", collect_interval_ms=40
 )
-BOARD = get_gpu_model("H100-80GB").board
-assert BOARD is not None
+_BOARD = get_gpu_model("H100-80GB").board
+assert _BOARD is not None
+BOARD: BoardSpec = _BOARD
 
 
 async def scrape(client: aiohttp.ClientSession, url: str) -> dict[str, dict[str, float]]:

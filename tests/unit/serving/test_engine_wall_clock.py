@@ -95,6 +95,7 @@ def test_busy_seconds_are_the_steps_run_time() -> None:
     engine = Engine(make_config(), LINEAR, "e0")
     record = ClockDriver(engine, clock, clock.wait_until).run([make_request(1, 2.0, 300, 20)])[0]
     prefill, decode = engine.busy_seconds(clock.now_s())
+    assert record.first_token_s is not None
     assert prefill + decode == pytest.approx(record.end_s - 2.0, rel=1e-12)
     assert prefill == pytest.approx(record.first_token_s - 2.0, rel=1e-12)
     assert engine.busy_seconds(clock.now_s() + 10.0) == (prefill, decode)  # idle since

@@ -129,7 +129,8 @@ class EngineRuntime:
                 # the event loop's timers are rounded up to the millisecond (and wake late).
                 early = self.precise_wake and delay is not None and delay >= PRECISE_FROM_S
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(wake.wait(), delay - EARLY_S if early else delay)
+                    timeout = delay - EARLY_S if early and delay is not None else delay
+                    await asyncio.wait_for(wake.wait(), timeout)
                 if early and not wake.is_set():
                     rest = clock.wall_delay_s(t)
                     if rest > 0:
