@@ -13,7 +13,10 @@ One emulator process (a subprocess, as it is deployed) and one client process (t
    and prefix segments, the same engine from ``twin.serving.engines.engine_for_gpu``) through
    ``ClockDriver`` with a clock that jumps, and gives its simulated TTFT/ITL. Reported: p50, p90,
    p99 of each, and the relative difference.
-3. **Baseline**: llm-d-inference-sim's constant-latency model (``time-to-first-token``,
+3. **Overhead**: ``--sequential`` requests one at a time on the idle engine (time scale 1): the
+   client's TTFT minus the twin's for the same request is what HTTP, JSON, the event loop and
+   the OS add (the engine's own time is the twin's); reported in milliseconds.
+4. **Baseline**: llm-d-inference-sim's constant-latency model (``time-to-first-token``,
    ``inter-token-latency`` fixed; ``shared/reference/llm-serving.md`` section 3.1) with its two
    constants set to the twin's unloaded single-request TTFT and ITL, computed on the same trace:
    every percentile is the constant, so its error against the twin is what load does.
@@ -51,7 +54,7 @@ MODEL, GPU, TP = "Llama-3.1-8B", "H100-80GB", 1
 def start_emulator(time_scale: float) -> tuple[subprocess.Popen[bytes], str]:
     args = [sys.executable, "-m", "gpuplane", "serve", "engine", "--model", MODEL, "--gpu", GPU]
     args += ["--tp", str(TP)]
-    args += ["--port", "0", "--time-scale", str(time_scale), "--load-time", "0"]
+    args += ["--port", "0", "--time-scale", str(time_scale), "--load-time", "0", "--dcgm-port", "0"]
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     proc = subprocess.Popen(args, stderr=subprocess.PIPE, env=env)
     assert proc.stderr is not None
@@ -160,6 +163,25 @@ def twin(
     return ttft, itl, (one_req.ttft_s, single_itl)
 
 
+async def overhead(url: str, n: int) -> dict[str, float]:
+    """Client TTFT minus the twin's, ms, for ``n`` requests sent one at a time (idle engine)."""
+    prompts = [prompt_text(k, 512) for k in range(n)]
+    conn = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=conn) as client:
+        await one(client, url, prompt_text(n, 16), 2)  # a warm connection, as in the trace
+        ttft = []
+        for p in prompts:
+            ttft.append((await one(client, url, p, 16))[1])
+            await asyncio.sleep(0.02)
+    # Far apart in the twin: every request finds the engine idle, as it did here.
+    twin_ttft, _, _ = twin(prompts, [16] * n, [10.0 * k for k in range(n)])
+    extra = np.asarray(ttft) - np.asarray(twin_ttft)
+    return {f"p{q}_ms": float(np.percentile(extra, q) * 1e3) for q in (10, 50, 90)} | {
+        "mean_ms": float(extra.mean() * 1e3),
+        "twin_ttft_ms": float(np.mean(twin_ttft) * 1e3),
+    }
+
+
 def rel(a: float, b: float) -> float:
     return (a - b) / b
 
@@ -170,6 +192,7 @@ async def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--rate", type=float, default=4.0)
+    ap.add_argument("--sequential", type=int, default=40)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--model", default=MODEL)
     ap.add_argument("--gpu", default=GPU)
@@ -186,11 +209,13 @@ async def main() -> None:
         proc.wait()
     proc, url = start_emulator(1.0)
     try:
+        report["overhead"] = await overhead(url, args.sequential)
         report["fidelity"] = fid = await fidelity(url, args.rate, n, 512, 128, 0)
     finally:
         proc.terminate()
         proc.wait()
     print(json.dumps(report["throughput"], indent=1))
+    print("overhead (client TTFT - twin TTFT, idle engine):", json.dumps(report["overhead"]))
     print(f"achieved rate {fid['achieved_rate']:.2f} req/s")
     base = fid["baseline_constants"]
     for metric in ("ttft", "itl"):

@@ -10,8 +10,9 @@ from typing import Any
 import aiohttp
 
 from gpuplane.k8s.aiohttp_serve import serving
+from gpuplane.k8s.emulator.dcgm import DcgmSettings, make_dcgm_app
 from gpuplane.k8s.emulator.service import make_app
-from gpuplane.k8s.emulator.settings import EmulatorSettings, build
+from gpuplane.k8s.emulator.settings import EmulatorSettings, build, deployment
 from gpuplane.k8s.router.service import make_router_app
 from gpuplane.twin.scenario.inference import InferenceServerSpec
 
@@ -27,11 +28,13 @@ def settings(
     seed: int = 0,
     max_model_len: int | None = 4096,
     max_num_batched_tokens: int | None = None,
+    tp: int = 1,
 ) -> EmulatorSettings:
     spec = InferenceServerSpec(
         kind=kind,
         model="Llama-3.1-8B",
         served_model_name=MODEL,
+        tensor_parallel_size=tp,
         max_model_len=max_model_len,
         max_num_batched_tokens=max_num_batched_tokens,
     )
@@ -44,6 +47,18 @@ async def emulator(s: EmulatorSettings | None = None) -> AsyncIterator[str]:
     built, load_s = build(s)
     async with serving(make_app(s, built.engine, load_s)) as url:
         yield url
+
+
+@asynccontextmanager
+async def emulator_with_dcgm(
+    s: EmulatorSettings, dcgm: DcgmSettings
+) -> AsyncIterator[tuple[str, str]]:
+    """An emulator and its DCGM endpoint: (engine URL, DCGM URL)."""
+    built, load_s = build(s)
+    app = make_app(s, built.engine, load_s)
+    dcgm_app = make_dcgm_app(app, deployment(s, built, load_s), dcgm, "NVIDIA H100 80GB HBM3")
+    async with serving(app) as url, serving(dcgm_app) as dcgm_url:
+        yield url, dcgm_url
 
 
 @asynccontextmanager

@@ -1,4 +1,5 @@
-"""A real Prometheus (Debian's ``prometheus``) scraping two emulator engines and the router.
+"""A real Prometheus (Debian's ``prometheus``) scraping two emulator engines, their DCGM
+exporters and the router.
 
 What Prometheus stored must be what the engines served, and gpuplane's PromQL evaluated over
 the samples Prometheus exports must answer as Prometheus does. Both evaluate at the same time
@@ -26,6 +27,9 @@ import pytest
 
 from gpuplane.autoscaler.promql import Scalar, evaluate
 from gpuplane.autoscaler.promql.series_file import load_series_text
+from gpuplane.k8s.emulator.dcgm import DcgmSettings
+from gpuplane.k8s.emulator.dcgm_model import MIB, fb_used_bytes
+from gpuplane.k8s.emulator.settings import build, deployment
 from gpuplane.k8s.prometheus_live import (
     PrometheusClient,
     RunningPrometheus,
@@ -33,7 +37,15 @@ from gpuplane.k8s.prometheus_live import (
     start_prometheus,
     write_config,
 )
-from tests.integration.llm_servers import MODEL, Json, chunks, emulator, router, settings, stream
+from tests.integration.llm_servers import (
+    MODEL,
+    Json,
+    chunks,
+    emulator_with_dcgm,
+    router,
+    settings,
+    stream,
+)
 
 BINARY = prometheus_binary()
 pytestmark = [
@@ -56,6 +68,9 @@ QUERIES = [
     "avg_over_time(vllm:num_requests_running[1m])",
     "max_over_time(vllm:kv_cache_usage_perc[1m])",
     "sum(rate(gpuplane_router_routed_requests_total[1m]))",
+    "avg by (Hostname) (avg_over_time(DCGM_FI_DEV_GPU_UTIL[1m]))",
+    "sum by (Hostname) (rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION[1m]))",
+    "max by (Hostname, gpu) (DCGM_FI_DEV_FB_USED)",
 ]
 
 
@@ -126,19 +141,25 @@ def test_prometheus_stores_what_the_emulator_served_and_agrees_with_gpuplane_pro
 ) -> None:
     async def scenario() -> None:
         fast = settings(time_scale=200.0)
+        built, load_s = build(fast)
+        fb_mib = fb_used_bytes(deployment(fast, built, load_s), load_s) // MIB
+        node_a = DcgmSettings("node-a", collect_interval_ms=100)
+        node_b = DcgmSettings("node-b", collect_interval_ms=100)
         async with (
-            emulator(fast) as a,
-            emulator(fast) as b,
+            emulator_with_dcgm(fast, node_a) as (a, gpu_a),
+            emulator_with_dcgm(fast, node_b) as (b, gpu_b),
             router([a, b], "round-robin") as r,
-            prometheus(tmp_path, {"engines": [a, b], "router": [r]}) as prom,
+            prometheus(
+                tmp_path, {"engines": [a, b], "router": [r], "dcgm": [gpu_a, gpu_b]}
+            ) as prom,
             aiohttp.ClientSession() as client,
         ):
 
             async def all_up() -> bool:
                 health = await prom.targets_up()
-                return len(health) == 3 and set(health.values()) == {"up"}
+                return len(health) == 5 and set(health.values()) == {"up"}
 
-            await until("three targets up", all_up)
+            await until("five targets up", all_up)
             answers = await asyncio.gather(
                 *(stream(client, r + "/v1/completions", body) for body in requests(7))
             )
@@ -157,12 +178,17 @@ def test_prometheus_stores_what_the_emulator_served_and_agrees_with_gpuplane_pro
             assert await prom.scalar("sum(vllm:prompt_tokens_total)") == prompt_tokens
             routed = await prom.scalar("sum(gpuplane_router_routed_requests_total)")
             assert routed == REQUESTS
+            # The DCGM endpoints: one GPU per engine, the memory plan's framebuffer, energy.
+            assert await prom.scalar("count(DCGM_FI_DEV_GPU_UTIL)") == 2
+            assert await prom.scalar("max(DCGM_FI_DEV_FB_USED)") == fb_mib
+            hosts = as_map(await prom.query("count by (Hostname) (DCGM_FI_DEV_POWER_USAGE)"))
+            assert {dict(k)["Hostname"] for k in hosts} == {"node-a", "node-b"}
             per_engine = as_map(await prom.query("sum by (instance) (vllm:request_success_total)"))
             assert sorted(per_engine.values()) == [REQUESTS / 2, REQUESTS / 2]  # round robin
             await asyncio.sleep(3.0)  # a few more scrapes, so rates span several points
 
             at = round(time.time(), 3)
-            matrix = await prom.query('{__name__=~"vllm:.+|gpuplane_router_.+"}[5m]', at)
+            matrix = await prom.query('{__name__=~"vllm:.+|gpuplane_router_.+|DCGM_.+"}[5m]', at)
             assert matrix["resultType"] == "matrix"
             times = {round(float(t), 3) for s in matrix["result"] for t, _ in s["values"]}
             while round(at - 60.0, 3) in times:  # keep a sample off the window's left edge,

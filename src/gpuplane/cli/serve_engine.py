@@ -4,21 +4,27 @@ twin's engine (docs/live.md, "Engine emulator")."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import socket
 import sys
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
+from aiohttp import web
 
-from gpuplane.k8s.aiohttp_serve import serve_app
+from gpuplane.core.errors import InputError
+from gpuplane.k8s.aiohttp_serve import bound, serve_app
+from gpuplane.k8s.emulator.dcgm import DEFAULT_DRIVER_VERSION, DcgmSettings, make_dcgm_app
 from gpuplane.k8s.emulator.service import make_app
-from gpuplane.k8s.emulator.settings import EmulatorSettings, build
+from gpuplane.k8s.emulator.settings import EmulatorSettings, build, deployment
+from gpuplane.topology.catalog import get_gpu_model
 from gpuplane.twin.scenario.inference import InferenceServerSpec
 
 
 def _listening(
-    settings: EmulatorSettings, host: str, load_s: float, blocks: int
+    settings: EmulatorSettings, host: str, load_s: float, blocks: int, extra: dict[str, Any]
 ) -> Callable[[int], None]:
     """Logs one JSON line on stderr once the port is bound."""
     line = {
@@ -32,7 +38,7 @@ def _listening(
     }
 
     def report(port: int) -> None:
-        sys.stderr.write(json.dumps({**line, "port": port}) + "\n")
+        sys.stderr.write(json.dumps({**line, "port": port, **extra}) + "\n")
         sys.stderr.flush()
 
     return report
@@ -72,6 +78,25 @@ def engine_command(
     enable_prefix_caching: Annotated[
         bool, typer.Option("--enable-prefix-caching/--no-enable-prefix-caching")
     ] = True,
+    dcgm: Annotated[
+        bool, typer.Option("--dcgm/--no-dcgm", help="Serve the DCGM-exporter endpoint.")
+    ] = True,
+    dcgm_port: Annotated[
+        int, typer.Option("--dcgm-port", min=0, max=65535, help="0: any free port (logged).")
+    ] = 9400,
+    dcgm_collect_interval: Annotated[
+        int,
+        typer.Option("--dcgm-collect-interval", min=1, help="Milliseconds (-c of dcgm-exporter)."),
+    ] = 30000,
+    dcgm_hostname: Annotated[
+        str | None, typer.Option("--dcgm-hostname", envvar="NODE_NAME", help="Hostname label.")
+    ] = None,
+    dcgm_driver_version: Annotated[str, typer.Option("--dcgm-driver-version")] = (
+        DEFAULT_DRIVER_VERSION
+    ),
+    dcgm_pod: Annotated[str, typer.Option("--dcgm-pod", envvar="POD_NAME")] = "",
+    dcgm_namespace: Annotated[str, typer.Option("--dcgm-namespace", envvar="POD_NAMESPACE")] = "",
+    dcgm_container: Annotated[str, typer.Option("--dcgm-container", envvar="CONTAINER_NAME")] = "",
 ) -> None:
     """Serve /v1/completions, /v1/chat/completions, /v1/models, /health and /metrics."""
     spec = InferenceServerSpec(
@@ -89,6 +114,44 @@ def engine_command(
         spec, gpu, time_scale, seed, mean_output_tokens=mean_output_tokens, load_time_s=load_time
     )
     built, load_s = build(settings)
-    app = make_app(settings, built.engine, load_s)
-    report = _listening(settings, host, load_s, built.plan.num_gpu_blocks)
-    asyncio.run(serve_app(app, host, port, on_listening=report))
+    app = make_app(settings, built.engine, load_s, precise_wake=True)  # the process is its own
+    dcgm_app = None
+    if dcgm:
+        labels = DcgmSettings(
+            hostname=dcgm_hostname or socket.gethostname(),
+            driver_version=dcgm_driver_version,
+            pod=dcgm_pod,
+            namespace=dcgm_namespace,
+            container=dcgm_container,
+            collect_interval_ms=dcgm_collect_interval,
+            seed=seed,
+        )
+        dep = deployment(settings, built, load_s)
+        dcgm_app = make_dcgm_app(app, dep, labels, get_gpu_model(gpu).product_name)
+    where = (host, port, dcgm_port)
+    asyncio.run(_serve(settings, app, dcgm_app, where, load_s, built.plan.num_gpu_blocks))
+
+
+async def _serve(
+    settings: EmulatorSettings,
+    app: web.Application,
+    dcgm_app: web.Application | None,
+    where: tuple[str, int, int],
+    load_s: float,
+    blocks: int,
+) -> None:
+    host, port, dcgm_port = where
+    if dcgm_app is None:
+        report = _listening(settings, host, load_s, blocks, {})
+        await serve_app(app, host, port, on_listening=report)
+        return
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            bound_port = await stack.enter_async_context(bound(dcgm_app, host, dcgm_port))
+        except OSError as exc:
+            raise InputError(
+                f"cannot listen on {host}:{dcgm_port} for the DCGM endpoint: {exc.strerror}",
+                expected="a free port (--dcgm-port, 0 for any free port) or --no-dcgm",
+            ) from None
+        report = _listening(settings, host, load_s, blocks, {"dcgm_port": bound_port})
+        await serve_app(app, host, port, on_listening=report)

@@ -54,3 +54,18 @@ async def serving(app: web.Application) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{runner.addresses[0][1]}"
     finally:
         await runner.cleanup()
+
+
+@asynccontextmanager
+async def bound(app: web.Application, host: str, port: int) -> AsyncIterator[int]:
+    """The app listening on ``host:port`` for the block (0: any free port): the bound port (a
+    service's second endpoint, e.g. the engine emulator's DCGM exporter)."""
+    runner = web.AppRunner(app, handle_signals=False)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        addresses = runner.addresses
+        yield int(addresses[0][1]) if addresses else port
+    finally:
+        await runner.cleanup()

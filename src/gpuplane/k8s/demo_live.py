@@ -1,6 +1,7 @@
-"""``make demo-live``: two emulator engines, the router, the KEDA scaler and (when installed) a
-real Prometheus on loopback for ``--duration`` seconds, a seeded stream of streaming requests
-through the router, then what was served, what Prometheus scraped and what the scaler answers.
+"""``make demo-live``: two emulator engines (each with its DCGM exporter), the router, the KEDA
+scaler and (when installed) a real Prometheus on loopback for ``--duration`` seconds, a seeded
+stream of streaming requests through the router, then what was served, what Prometheus scraped
+and what the scaler answers.
 
 ``python -m gpuplane.k8s.demo_live [--duration 60] [--rate 4] [--seed 0] [--time-scale 1]``
 """
@@ -23,8 +24,9 @@ import aiohttp
 from grpc import aio
 
 from gpuplane.k8s.aiohttp_serve import serving
+from gpuplane.k8s.emulator.dcgm import DcgmSettings, make_dcgm_app
 from gpuplane.k8s.emulator.service import make_app
-from gpuplane.k8s.emulator.settings import EmulatorSettings, build
+from gpuplane.k8s.emulator.settings import EmulatorSettings, build, deployment
 from gpuplane.k8s.keda_grpc.externalscaler_pb2 import (
     GetMetricsRequest,
     GetMetricsResponse,
@@ -44,6 +46,7 @@ from gpuplane.k8s.scaler.server import ServerOptions, start
 from gpuplane.twin.scenario.inference import InferenceServerSpec
 
 MODEL = "llama"
+GPU_NAME = "NVIDIA H100 80GB HBM3"
 NAMESPACE, DEPLOYMENT = "llm", "llama"
 QUERIES = {
     "finished requests": "sum(vllm:request_success_total)",
@@ -56,6 +59,9 @@ QUERIES = {
     "(rate(vllm:inter_token_latency_seconds_bucket[1m])))",
     "mean running (1m)": "sum(avg_over_time(vllm:num_requests_running[1m]))",
     "ready replicas (rule)": "kube_deployment_status_replicas_ready",
+    "GPU util % (DCGM, mean)": "avg(avg_over_time(DCGM_FI_DEV_GPU_UTIL[1m]))",
+    "GPU power W (DCGM, sum)": "sum(DCGM_FI_DEV_POWER_USAGE)",
+    "FB used MiB (DCGM, max)": "max(DCGM_FI_DEV_FB_USED)",
 }
 
 
@@ -185,13 +191,16 @@ async def run(duration_s: float, rate: float, seed: int, time_scale: float) -> N
     spec = InferenceServerSpec(kind="vllm", model="Llama-3.1-8B", served_model_name=MODEL)
     binary = prometheus_binary()
     async with AsyncExitStack() as stack:
-        engines = []
+        engines, gpus = [], []
         for k in range(2):
             s = EmulatorSettings(spec, "H100-80GB", time_scale, seed + k, load_time_s=0.0)
             built, load_s = build(s)
-            engines.append(
-                await stack.enter_async_context(serving(make_app(s, built.engine, load_s)))
-            )
+            app = make_app(s, built.engine, load_s)
+            engines.append(await stack.enter_async_context(serving(app)))
+            # Each engine on its own emulated node, its DCGM exporter collecting every second.
+            dcgm = DcgmSettings(f"node-{k}", collect_interval_ms=1000, seed=seed)
+            dcgm_app = make_dcgm_app(app, deployment(s, built, load_s), dcgm, GPU_NAME)
+            gpus.append(await stack.enter_async_context(serving(dcgm_app)))
         router = await stack.enter_async_context(
             serving(make_router_app(engines, "llm-d", scrape_interval_s=0.05, seed=seed))
         )
@@ -201,7 +210,7 @@ async def run(duration_s: float, rate: float, seed: int, time_scale: float) -> N
         )
         stack.push_async_callback(scaler.stop, 0.5)
         print(
-            f"engines: {' '.join(engines)}\nrouter:  {router}\n"
+            f"engines: {' '.join(engines)}\ndcgm:    {' '.join(gpus)}\nrouter:  {router}\n"
             f"scaler:  grpc 127.0.0.1:{scaler.port}"
         )
         prom: PrometheusClient | None = None
@@ -209,7 +218,8 @@ async def run(duration_s: float, rate: float, seed: int, time_scale: float) -> N
             print("prometheus: not installed (apt-get install -y prometheus); skipping its part")
         else:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="demo-live-")))
-            config = write_config(folder, {"engines": engines, "router": [router]}, RULES)
+            jobs = {"engines": engines, "router": [router], "dcgm": gpus}
+            config = write_config(folder, jobs, RULES)
             (folder / "tsdb").mkdir()
             running = start_prometheus(binary, config, folder / "tsdb")
             stack.callback(running.stop)

@@ -36,6 +36,15 @@ class _PcieSpec(BaseModel):
     width: int = Field(ge=1, le=32)
 
 
+class _BoardSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    tdp_w: float = Field(gt=0)
+    idle_w: float = Field(gt=0)
+    max_sm_clock_mhz: int = Field(gt=0)
+    idle_sm_clock_mhz: int = Field(gt=0)
+    mem_clock_mhz: int = Field(gt=0)
+
+
 class _ModelSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     aliases: list[str] = []
@@ -51,6 +60,7 @@ class _ModelSpec(BaseModel):
     c2c_gbps_bidir: float | None = None
     pcie: _PcieSpec
     form_factor: str
+    board: _BoardSpec | None = None
     mig_profiles_key: str | None = None
     sources: list[str] = Field(min_length=1)
     unverified: list[str] = []
@@ -78,6 +88,18 @@ class NvlinkSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class BoardSpec:
+    """Power and clocks of the board (what NVML reports): max board power (TDP) and a typical
+    idle draw in watts, the max and idle SM clocks and the memory clock in MHz."""
+
+    tdp_w: float
+    idle_w: float
+    max_sm_clock_mhz: int
+    idle_sm_clock_mhz: int
+    mem_clock_mhz: int
+
+
+@dataclass(frozen=True, slots=True)
 class GpuModel:
     name: GpuModelName
     aliases: tuple[str, ...]
@@ -97,6 +119,7 @@ class GpuModel:
     mig_profiles_key: str | None
     sources: tuple[str, ...]
     unverified: tuple[str, ...]
+    board: BoardSpec | None = None
 
     @property
     def mig_capable(self) -> bool:
@@ -142,6 +165,7 @@ def _to_model(key: str, spec: _ModelSpec) -> GpuModel:
         mig_profiles_key=spec.mig_profiles_key,
         sources=tuple(spec.sources),
         unverified=tuple(spec.unverified),
+        board=BoardSpec(**spec.board.model_dump()) if spec.board else None,
     )
 
 

@@ -67,3 +67,40 @@ def test_a_late_clock_still_runs_steps_back_to_back() -> None:
 
     assert sorted(ref.run(requests), key=by_id) == sorted(lagging.run(requests), key=by_id)
     assert late.now_s() > on_time.now_s()
+
+
+def test_a_request_submitted_at_its_arrival_starts_then_not_when_parsed() -> None:
+    # The server saw it at 1.0 and submits it at 1.004 (after reading its body): its first step
+    # starts at 1.0, as the simulation starts it; never before the engine's own time.
+    req = make_request(1, 1.0, 40, 2)
+    on_time = JumpingClock()
+    expected = ClockDriver(Engine(make_config(), LINEAR, "e0"), on_time, on_time.wait_until)
+    want = expected.run([req])[0].first_token_s
+    clock = JumpingClock()
+    engine = Engine(make_config(), LINEAR, "e0")
+    driver = ClockDriver(engine, clock, clock.wait_until)
+    clock.t_s = 1.004
+    driver.submit(req, at=1.0)
+    assert engine.now_s == 1.0
+    driver.drain()
+    assert driver.records[0].first_token_s == want
+    driver.submit(make_request(2, 0.5, 40, 2), at=0.5)  # the engine is past 0.5 by now
+    assert engine.now_s == clock.now_s() > 1.004
+
+
+def test_busy_seconds_are_the_steps_run_time() -> None:
+    # One request alone: the engine is busy from its arrival to its last token, back to back;
+    # the split puts the prefill step on the prefill side.
+    clock = JumpingClock()
+    engine = Engine(make_config(), LINEAR, "e0")
+    record = ClockDriver(engine, clock, clock.wait_until).run([make_request(1, 2.0, 300, 20)])[0]
+    prefill, decode = engine.busy_seconds(clock.now_s())
+    assert record.first_token_s is not None
+    assert prefill + decode == pytest.approx(record.end_s - 2.0, rel=1e-12)
+    assert prefill == pytest.approx(record.first_token_s - 2.0, rel=1e-12)
+    assert engine.busy_seconds(clock.now_s() + 10.0) == (prefill, decode)  # idle since
+    # Mid-step: the elapsed part of the step in progress counts.
+    engine2 = Engine(make_config(), LINEAR, "e0")
+    engine2.add_request(make_request(1, 0.0, 300, 20), 0.0)
+    end = engine2.next_step_end_s()
+    assert engine2.busy_seconds(end / 2) == pytest.approx((end / 2, 0.0))

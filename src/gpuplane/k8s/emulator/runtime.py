@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -43,6 +44,14 @@ class Stream:
         return self.record is not None and self.num_emitted >= self.record.output_tokens
 
 
+# The runtime's precise wake (``EngineRuntime.run``): a wait of PRECISE_FROM_S wall seconds or
+# more ends EARLY_S early on the event loop, and a blocking sleep (the OS's high-resolution
+# timer) takes the rest. asyncio's epoll timeouts are rounded up to whole milliseconds, which
+# alone delivered tokens ~0.6 ms late; shorter waits (fast time scales) stay on the loop.
+EARLY_S = 0.0015
+PRECISE_FROM_S = 0.003
+
+
 def _no_wait(t_s: float) -> None:
     """ClockDriver's sync wait is not used: the runtime's task waits on the event loop."""
 
@@ -50,12 +59,22 @@ def _no_wait(t_s: float) -> None:
 class EngineRuntime:
     """Mutable owner of the engine while it serves HTTP (one per process)."""
 
-    def __init__(self, engine: Engine, clock: ScaledClock, ready_at_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        clock: ScaledClock,
+        ready_at_s: float = 0.0,
+        *,
+        precise_wake: bool = False,
+    ) -> None:
         if not engine.record:
             raise ValueError("the engine must record token times (record_token_times=True)")
         self.engine = engine
         self.clock = clock
         self.ready_at_s = ready_at_s
+        # The blocking end of a precise wake holds up everything on the event loop: only for a
+        # process that serves this engine alone (``gpuplane serve engine``).
+        self.precise_wake = precise_wake
         self.driver = ClockDriver(engine, clock, _no_wait)
         self.streams: dict[str, Stream] = {}
         self._wake = asyncio.Event()
@@ -70,8 +89,9 @@ class EngineRuntime:
         return f"{prefix}-{self._seq:08d}"
 
     def submit(self, req: Request) -> Stream:
-        """``req`` arrives now; its stream (tokens come as the runtime's task commits steps)."""
-        live = self.driver.submit(req)
+        """``req`` arrived at ``req.arrival_s`` (when the server first saw it; <= now); its
+        stream (tokens come as the runtime's task commits steps)."""
+        live = self.driver.submit(req, at=req.arrival_s)
         stream = Stream(req, live)
         self.streams[req.request_id] = stream
         self._publish()
@@ -105,8 +125,16 @@ class EngineRuntime:
             t = engine.next_step_end_s()
             delay = clock.wall_delay_s(t) if math.isfinite(t) else None
             if delay is None or delay > 0:
+                # A long wait ends EARLY_S before the step does and the rest is slept exactly:
+                # the event loop's timers are rounded up to the millisecond (and wake late).
+                early = self.precise_wake and delay is not None and delay >= PRECISE_FROM_S
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(wake.wait(), delay)
+                    timeout = delay - EARLY_S if early and delay is not None else delay
+                    await asyncio.wait_for(wake.wait(), timeout)
+                if early and not wake.is_set():
+                    rest = clock.wall_delay_s(t)
+                    if rest > 0:
+                        time.sleep(rest)  # at most EARLY_S, when the loop would idle anyway
             else:
                 await asyncio.sleep(0)  # late: commit now, but let handlers run
             wake.clear()

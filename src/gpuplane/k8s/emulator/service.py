@@ -39,10 +39,13 @@ def error_response(err: ApiError) -> web.Response:
 class EmulatorService:
     """The handlers over one :class:`EngineRuntime` (mutable: its task)."""
 
-    def __init__(self, settings: EmulatorSettings, engine: Engine, load_s: float) -> None:
+    def __init__(
+        self, settings: EmulatorSettings, engine: Engine, load_s: float, precise_wake: bool
+    ) -> None:
         self.settings = settings
         self.model = settings.spec.served_model_name
-        self.runtime = EngineRuntime(engine, ScaledClock(settings.time_scale), load_s)
+        clock = ScaledClock(settings.time_scale)
+        self.runtime = EngineRuntime(engine, clock, load_s, precise_wake=precise_wake)
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(EngineCollector(lambda: [(engine, {})]))
         self.http = HttpMetrics(self.registry)
@@ -81,6 +84,9 @@ class EmulatorService:
         return await self._generate(request, "chat")
 
     async def _generate(self, request: web.Request, kind: CallKind) -> web.StreamResponse:
+        # The request arrives when its handler starts, before its body is read and counted: the
+        # emulated engine sees it then, as the twin sees a request at its arrival time.
+        arrival_s = self.runtime.clock.now_s()
         try:
             if not self.runtime.ready:
                 raise ApiError(503, "The model is loading; the server is not ready yet.")
@@ -91,7 +97,7 @@ class EmulatorService:
             call = read_call(kind, body)
             if call.model != self.model:
                 raise model_not_found(call.model)
-            req, words = self._request(call)
+            req, words = self._request(call, arrival_s)
         except ApiError as err:
             return error_response(err)
         stream = self.runtime.submit(req)
@@ -108,7 +114,7 @@ class EmulatorService:
         out = shapes.response(kind, rid, created, self.model, text, str(rec.finish_reason), use)
         return web.json_response(out)
 
-    def _request(self, call: Call) -> tuple[Request, OutputWords]:
+    def _request(self, call: Call, arrival_s: float) -> tuple[Request, OutputWords]:
         tokens = [str(t) for t in call.prompt_ids] if call.prompt_ids else text_tokens(call.prompt)
         cfg = self.runtime.engine.config
         limit = cfg.max_model_len
@@ -122,7 +128,7 @@ class EmulatorService:
             natural = call.max_tokens or limit - len(tokens)
         req = Request(
             RequestId(self.runtime.next_id("req")),
-            self.runtime.clock.now_s(),
+            arrival_s,
             len(tokens),
             natural,
             segments_of(tokens, self.runtime.engine.block_size),
@@ -180,8 +186,11 @@ class EmulatorService:
                 await self._task
 
 
-def make_app(settings: EmulatorSettings, engine: Engine, load_s: float) -> web.Application:
-    service = EmulatorService(settings, engine, load_s)
+def make_app(
+    settings: EmulatorSettings, engine: Engine, load_s: float, *, precise_wake: bool = False
+) -> web.Application:
+    """The emulator's app; ``precise_wake`` (``EngineRuntime``) only where it owns the loop."""
+    service = EmulatorService(settings, engine, load_s, precise_wake)
     app = web.Application(middlewares=[service.http.middleware])
     app[RUNTIME] = service.runtime
     app.router.add_get("/health", service.health)

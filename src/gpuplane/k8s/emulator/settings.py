@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuplane.k8s.emulator.dcgm_model import Deployment, LoadPhases
+from gpuplane.serving.models.shape import DTYPE_BYTES
 from gpuplane.topology.catalog import get_gpu_model
 from gpuplane.twin.scenario.inference import InferenceServerSpec
 from gpuplane.twin.scenario.serving_spec import ColdStart
@@ -42,3 +44,29 @@ def build(settings: EmulatorSettings) -> tuple[BuiltEngine, float]:
     if load is None:
         load = built.plan.weights_bytes / (settings.storage_gbps * 1e9) + settings.init_s
     return built, load
+
+
+def weights_s(settings: EmulatorSettings, built: BuiltEngine, load_s: float) -> float:
+    """When the weights are in (emulated seconds): their share of the cold start."""
+    weights = built.plan.weights_bytes / (settings.storage_gbps * 1e9)
+    total = weights + settings.init_s
+    return load_s * weights / total if total > 0 else 0.0
+
+
+def deployment(settings: EmulatorSettings, built: BuiltEngine, load_s: float) -> Deployment:
+    """What the DCGM endpoint reads besides the engine's counters (``dcgm_model``)."""
+    gpu = get_gpu_model(settings.gpu)
+    if gpu.board is None:
+        raise ValueError(f"the catalog has no board power and clocks for {gpu.name}")
+    shape = built.step_model.model
+    return Deployment(
+        board=gpu.board,
+        memory_mib=gpu.memory_mib,
+        plan=built.plan,
+        load=LoadPhases(weights_s(settings, built, load_s), load_s, settings.storage_gbps * 1e9),
+        tp=settings.spec.tensor_parallel_size,
+        nvlink=gpu.nvlink is not None,
+        hidden_size=shape.hidden_size,
+        num_layers=shape.num_layers,
+        dtype_bytes=DTYPE_BYTES.get(built.plan.dtype, 2.0),
+    )

@@ -96,6 +96,10 @@ class Engine:
         self._inflight: InFlight | None = None
         self._pending_at: float | None = None
         self.num_steps = 0
+        # Seconds of committed steps that computed a prompt chunk / that only decoded (the GPU's
+        # busy time: the emulator's DCGM endpoint derives utilisation and power from it).
+        self.busy_prefill_s = 0.0
+        self.busy_decode_s = 0.0
         # Bumped whenever the queue, the running set or the KV pool may have changed, so that a
         # router can reuse what it read from this engine while the number stays the same.
         self.state_version = 0
@@ -143,7 +147,9 @@ class Engine:
             if fl is not None:
                 if fl.ends[fl.done] > t:
                     break
-                out += completion.commit(self, fl, bisect_right(fl.ends, t))
+                k = bisect_right(fl.ends, t)
+                self._count_busy(fl, k)
+                out += completion.commit(self, fl, k)
                 self.state_version += 1
                 if fl.done < len(fl.ends):
                     break
@@ -163,6 +169,29 @@ class Engine:
         ):
             self._take_started(fl, t)  # ``observe(t)``, its tests done here
         return out
+
+    def _count_busy(self, fl: InFlight, k: int) -> None:
+        """Add the time of steps ``fl.done .. k-1`` (about to be committed) to the busy time."""
+        ends = fl.ends
+        dt = ends[k - 1] - (ends[fl.done - 1] if fl.done else fl.start_s)
+        if fl.plan.items:
+            self.busy_prefill_s += dt
+        else:
+            self.busy_decode_s += dt
+
+    def busy_seconds(self, t: float) -> tuple[float, float]:
+        """(prefill, decode) seconds a step was running by ``t`` (``t`` >= the engine's time):
+        committed steps plus the elapsed part of the step in progress."""
+        prefill, decode = self.busy_prefill_s, self.busy_decode_s
+        fl = self._inflight
+        if fl is not None:
+            began = fl.ends[fl.done - 1] if fl.done else fl.start_s
+            running = max(0.0, min(t, fl.ends[-1]) - began)
+            if fl.plan.items:
+                prefill += running
+            else:
+                decode += running
+        return prefill, decode
 
     def observe(self, t: float) -> None:
         """Bring the KV cache to time ``t`` without ending any step: every decode step of the
