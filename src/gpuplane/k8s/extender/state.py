@@ -11,7 +11,6 @@ time from the caller. Not thread-safe: the service calls it from one worker.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.cluster.fit_cluster import fit_node
@@ -25,15 +24,17 @@ from gpuplane.k8s.extender.wire import (
     Victims,
     WireError,
 )
+from gpuplane.k8s.extender.wire_nodes import WireNode
 from gpuplane.scheduler.framework.types import PodInfo
 from gpuplane.twin.extender.assumed import AssumedPods
 from gpuplane.twin.extender.decide import FilterDecision, filter_nodes
 from gpuplane.twin.extender.fast_scores import Scores, score_names
 from gpuplane.twin.extender.needs import GpuNeeds
-from gpuplane.twin.extender.node_eval import NodeEval
+from gpuplane.twin.extender.node_eval import NodeEval, pod_key
+from gpuplane.twin.extender.overlay import AssumedOverlay
 from gpuplane.twin.extender.preempt import preempt_nodes
 from gpuplane.twin.extender.settings import ExtenderSettings
-from gpuplane.twin.extender.view import ExtenderView, make_view, with_assumed, with_nodes
+from gpuplane.twin.extender.view import ExtenderView, make_view, with_nodes
 from gpuplane.twin.fit.model import FitCluster, FitNode
 
 MAX_CACHED_POD_SHAPES = 1_000
@@ -50,6 +51,7 @@ class ExtenderState:
         self.settings = settings
         self.defaults = defaults or NodeDefaults()
         self.assumed = AssumedPods(settings.assume_ttl_s)
+        self._overlay = AssumedOverlay()
         self._cluster: FitCluster | None = None
         self._view: ExtenderView | None = None
         self._sent: dict[str, tuple[str, FitNode]] = {}  # name -> (resourceVersion, node)
@@ -86,6 +88,7 @@ class ExtenderState:
             if topo is not None:
                 self._alive.setdefault(id(topo), topo)
         self._cluster, self._view = cluster, view
+        self.assumed.drop_bound(view.bound_uids)
         self._sent = {
             name: (version, view.nodes[name])
             for name, version in (versions or {}).items()
@@ -97,17 +100,15 @@ class ExtenderState:
             raise NotReady("the extender has not read the cluster yet")
         return self._cluster, self._view
 
-    def _node(self, raw: dict[str, Any], index: int) -> FitNode:
-        meta = raw.get("metadata") or {}
-        name, version = str(meta.get("name") or ""), str(meta.get("resourceVersion") or "")
-        held = self._sent.get(name)
-        if held is not None and version and held[0] == version:
+    def _node(self, sent: WireNode, index: int) -> FitNode:
+        held = self._sent.get(sent.name)
+        if held is not None and sent.version and held[0] == sent.version:
             return held[1]
         try:
-            node = fit_node(raw, index, SOURCE, self.defaults)
+            node = fit_node(sent.obj(), index, SOURCE, self.defaults)
         except InputError as exc:
             raise WireError(f"Nodes.items[{index}] cannot be read: {exc}") from None
-        self._sent[name] = (version, node)
+        self._sent[sent.name] = (sent.version, node)
         return node
 
     def _prepare(self, args: ExtenderArgs, now_s: float) -> tuple[ExtenderView, PodInfo, GpuNeeds]:
@@ -121,16 +122,20 @@ class ExtenderState:
             # The scheduler's Node objects are newer than the extender's: they replace its own.
             view = with_nodes(view, [self._node(n, i) for i, n in enumerate(args.nodes)])
             self._view = view
-        view = with_assumed(view, self.assumed.active(now_s, view.bound_uids))
+        view = self._assumed_view(view, now_s)
         if len(self._cache) > MAX_CACHED_POD_SHAPES:
             self._cache.clear()
         return view, pod, needs
+
+    def _assumed_view(self, base: ExtenderView, now_s: float) -> ExtenderView:
+        self.assumed.expire(now_s)
+        return self._overlay.view(base, self.assumed)
 
     def filter(self, args: ExtenderArgs, now_s: float) -> FilterDecision:
         view, pod, needs = self._prepare(args, now_s)
         decision = filter_nodes(view, pod, needs, args.names, self._cache)
         if len(decision.kept) == 1:
-            self.assumed.assume(pod, decision.kept[0], now_s, "filter")
+            self._assume(view, pod, needs, decision.kept[0], now_s, "filter")
         return decision
 
     def prioritize(self, args: ExtenderArgs, now_s: float) -> Scores:
@@ -138,13 +143,23 @@ class ExtenderState:
         scores = score_names(view, pod, needs, args.names, self.settings, self._cache)
         chosen = scores.top()
         if chosen is not None:
-            self.assumed.assume(pod, chosen, now_s, "prioritize")
+            self._assume(view, pod, needs, chosen, now_s, "prioritize")
         return scores
+
+    def _assume(
+        self, view: ExtenderView, pod: PodInfo, needs: GpuNeeds, node: str, now_s: float, why: str
+    ) -> None:
+        """Assume ``pod`` on ``node``, handing the overlay the verdict just computed there (so
+        the node's holding grows by the pod without a replay)."""
+        self.assumed.assume(pod, node, now_s, why)
+        ev = self._cache.get(pod_key(pod, needs), {}).get(view.keys.get(node, -1))
+        if ev is not None:
+            self._overlay.hint(pod.uid, node, ev)
 
     def preempt(self, args: PreemptionArgs, now_s: float) -> dict[str, Victims]:
         cluster, view = self._base()
         pod, needs = request_pod(args.pod, cluster.priority_classes, cluster.default_priority)
-        view = with_assumed(view, self.assumed.active(now_s, view.bound_uids))
+        view = self._assumed_view(view, now_s)
         uids = {node: frozenset(v.uids) for node, v in args.victims.items()}
         kept = preempt_nodes(view, pod, needs, uids)
         return {node: args.victims[node] for node in kept}
