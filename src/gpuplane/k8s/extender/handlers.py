@@ -68,6 +68,9 @@ def _bind(state: ExtenderState, body: bytes, now_s: float, binder: Binder | None
     args = binding_args(decode(body))
     if binder is None:
         raise WireError("bind is not enabled: serve with --kubeconfig and --bind")
+    problem = state.bind_check(args, now_s)
+    if problem:
+        return Reply(200, {"Error": problem}, error="bind-check", detail=problem)
     try:
         binder.bind(args.pod_namespace, args.pod_name, args.pod_uid, args.node)
     except BindError as exc:

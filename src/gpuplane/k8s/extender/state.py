@@ -34,7 +34,7 @@ from gpuplane.twin.extender.node_eval import NodeEval, pod_key
 from gpuplane.twin.extender.overlay import AssumedOverlay
 from gpuplane.twin.extender.preempt import preempt_nodes
 from gpuplane.twin.extender.settings import ExtenderSettings
-from gpuplane.twin.extender.view import ExtenderView, make_view, with_nodes
+from gpuplane.twin.extender.view import ExtenderView, make_view, with_assumed, with_nodes
 from gpuplane.twin.fit.model import FitCluster, FitNode
 
 MAX_CACHED_POD_SHAPES = 1_000
@@ -47,8 +47,18 @@ class NotReady(Exception):
 
 
 class ExtenderState:
-    def __init__(self, settings: ExtenderSettings, defaults: NodeDefaults | None = None) -> None:
+    def __init__(
+        self,
+        settings: ExtenderSettings,
+        defaults: NodeDefaults | None = None,
+        *,
+        reference: bool = False,
+    ) -> None:
+        """``reference``: build the view with assumed pods by the simple reference path
+        (``with_assumed``: a copy, every assumed node replayed) on every call, instead of the
+        overlay kept in place; for the tests and the benchmark's side-by-side baseline."""
         self.settings = settings
+        self.reference = reference
         self.defaults = defaults or NodeDefaults()
         self.assumed = AssumedPods(settings.assume_ttl_s)
         self._overlay = AssumedOverlay()
@@ -56,7 +66,8 @@ class ExtenderState:
         self._view: ExtenderView | None = None
         self._sent: dict[str, tuple[str, FitNode]] = {}  # name -> (resourceVersion, node)
         self._cache: dict[tuple[object, ...], dict[int, NodeEval]] = {}
-        self._recent: dict[str, PodInfo] = {}  # pods of recent requests, for bind
+        # pods of recent requests (with their declared needs), for bind
+        self._recent: dict[str, tuple[PodInfo, GpuNeeds]] = {}
         self._alive: dict[int, object] = {}  # id -> topology, see load
 
     @property
@@ -117,7 +128,7 @@ class ExtenderState:
         self.assumed.forget(pod.uid)  # scheduled again: not bound
         if len(self._recent) >= MAX_RECENT_PODS:
             self._recent.clear()
-        self._recent[pod.uid] = pod
+        self._recent[pod.uid] = (pod, needs)
         if args.node_names is None and args.nodes is not None:
             # The scheduler's Node objects are newer than the extender's: they replace its own.
             view = with_nodes(view, [self._node(n, i) for i, n in enumerate(args.nodes)])
@@ -128,6 +139,8 @@ class ExtenderState:
         return view, pod, needs
 
     def _assumed_view(self, base: ExtenderView, now_s: float) -> ExtenderView:
+        if self.reference:
+            return with_assumed(base, self.assumed.active(now_s, base.bound_uids))
         self.assumed.expire(now_s)
         return self._overlay.view(base, self.assumed)
 
@@ -164,13 +177,44 @@ class ExtenderState:
         kept = preempt_nodes(view, pod, needs, uids)
         return {node: args.victims[node] for node in kept}
 
+    def bind_check(self, args: BindingArgs, now_s: float) -> str:
+        """Before binding: "" when ``args.node`` still fits the pod in the extender's view (the
+        pods assumed elsewhere hold their GPUs; the pod's own assumption is dropped first),
+        else the reason to answer in the binding result's ``Error``.
+
+        The pod must have been seen in a filter or prioritize call (the binding arguments
+        carry only its name): kube-scheduler filters every pod it binds through an extender
+        that filters, so an unseen pod means the extender restarted in between, and the
+        answer makes kube-scheduler try the pod again. A pod the view shows bound is left to
+        the API server, whose refusal names the node it is on."""
+        _, view = self._base()
+        who = f"{args.pod_namespace}/{args.pod_name}"
+        if args.pod_uid in view.bound_uids:
+            return ""
+        seen = self._recent.get(args.pod_uid)
+        if seen is None:
+            return (
+                f"gpuplane has not seen pod {who} (uid {args.pod_uid}) in a filter or "
+                f'prioritize call, so cannot check node "{args.node}"; it is scheduled again'
+            )
+        if args.node not in view.nodes:
+            return f'node "{args.node}" is not in gpuplane\'s cluster view'
+        pod, needs = seen
+        self.assumed.forget(pod.uid)
+        now = self._assumed_view(view, now_s)
+        decision = filter_nodes(now, pod, needs, (args.node,), self._cache)
+        if decision.kept:
+            return ""
+        reason = decision.failed.get(args.node) or decision.unresolvable.get(args.node, "")
+        return f'node "{args.node}" no longer fits pod {who} in gpuplane\'s view: {reason}'
+
     def bound(self, args: BindingArgs, now_s: float) -> bool:
         """After a successful bind: the pod holds the node until the view shows it (False when
         the extender never saw the pod in a filter or prioritize request)."""
-        pod = self._recent.get(args.pod_uid)
-        if pod is None:
+        seen = self._recent.get(args.pod_uid)
+        if seen is None:
             return False
-        self.assumed.assume(pod, args.node, now_s, "bind")
+        self.assumed.assume(seen[0], args.node, now_s, "bind")
         return True
 
 

@@ -77,6 +77,11 @@ class WireNode:
             self._obj = found if isinstance(found, dict) else {}
         return self._obj
 
+    @property
+    def decoded(self) -> bool:
+        """Whether the object was decoded (a node read before at its version is not)."""
+        return self._obj is not None
+
     def as_sent(self) -> msgspec.Raw | dict[str, Any]:
         """What to write back in the answer: the very bytes when there are some."""
         return self.raw if self.raw is not None else self.obj()
