@@ -10,10 +10,14 @@ Guaranteed pod offered every node is timed:
 - http: ``POST /gpuplane/filter`` and ``/prioritize`` over a kept-alive loopback connection
   (what kube-scheduler does), body already encoded, to the service in a forked process;
 - in process: the same body through ``handlers.handle`` (JSON decode + decision + result), and
-  the decision alone (``ExtenderState.filter``/``prioritize`` on parsed arguments), side by side.
+  the decision alone (``ExtenderState.filter``/``prioritize`` on parsed arguments), side by side;
+  "stdlib json" is the path before msgspec (``json.loads`` of the whole body, the decision,
+  ``json.dumps`` of the answer), the baseline for the full form.
 
 p50/p99 over ``--calls`` calls after one warm-up call (whose time is shown as "first": the
-verdict cache is cold then). Goal (issue 14): p99 < 10 ms at 5,000 nodes, nodeCacheCapable.
+verdict cache is cold then); in process, also the p99 of the call's CPU time (the client's,
+for http, would say nothing of the server's). Goal (issue 14): p99 < 10 ms at 5,000 nodes,
+nodeCacheCapable.
 
 ``--burst [N]`` (N = 1,000 by default) times instead a burst of N pending pods as kube-scheduler
 sends them, nodeCacheCapable, back to back over one kept-alive connection: each pod (distinct
@@ -49,7 +53,12 @@ from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
 from gpuplane.k8s.extender.handlers import handle
 from gpuplane.k8s.extender.service import settle_heap
 from gpuplane.k8s.extender.state import ExtenderState, node_versions
-from gpuplane.k8s.extender.wire import read_extender_args
+from gpuplane.k8s.extender.wire import (
+    extender_args,
+    filter_result,
+    priority_json,
+    read_extender_args,
+)
 from gpuplane.twin.extender.settings import ExtenderSettings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -85,18 +94,19 @@ def _pod() -> dict[str, Any]:
     }
 
 
-def _stats(fn: Callable[[], object], calls: int) -> tuple[float, float, float]:
+def _stats(fn: Callable[[], object], calls: int) -> tuple[float, float, float, float]:
+    """(first, p50, p99) wall ms and the p99 CPU ms of this thread (for an in-process call,
+    its own work; the wall time also counts waits for a core on a busy machine)."""
     start = time.perf_counter()
     fn()
     first = time.perf_counter() - start
-    times = []
+    times, cpus = [], []
     for _ in range(calls):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         fn()
+        cpus.append(time.thread_time() - cpu)
         times.append(time.perf_counter() - start)
-    times.sort()
-    p50, p99 = times[len(times) // 2], times[min(len(times) - 1, int(len(times) * 0.99))]
-    return first * 1000, p50 * 1000, p99 * 1000
+    return first * 1000, _pct(times, 0.5), _pct(times, 0.99), _pct(cpus, 0.99)
 
 
 def _http(port: int, path: str, body: bytes) -> Callable[[], object]:
@@ -134,6 +144,15 @@ def _server_process(state: ExtenderState) -> Iterator[str]:
         proc.join(30)
 
 
+def _plain(state: ExtenderState, verb: str, body: bytes) -> bytes:
+    """The path before msgspec, as the baseline: the whole body through ``json.loads`` (every
+    Node object decoded), the decision, the answer through ``json.dumps``."""
+    args = extender_args(json.loads(body))
+    if verb == "filter":
+        return json.dumps(filter_result(state.filter(args, 0.0), args)).encode()
+    return priority_json(state.prioritize(args, 0.0))
+
+
 def bench(n_nodes: int, pods_per_node: int, calls: int) -> list[str]:
     objs = large_cluster(n_nodes, n_nodes * pods_per_node)
     snap = _snapshot(objs)
@@ -160,10 +179,13 @@ def bench(n_nodes: int, pods_per_node: int, calls: int) -> list[str]:
                     "http": _stats(_http(port, f"/gpuplane/{verb}", raw), calls),
                     "handle": _stats(lambda v=verb, b=raw: handle(state, v, b, 0.0), calls),
                     "decision": _stats(lambda d=decide, a=args: d(a, 0.0), calls),
+                    "stdlib json": _stats(lambda v=verb, b=raw: _plain(state, v, b), calls),
                 }
                 text = " | ".join(
-                    f"{k} p50 {p50:.2f} p99 {p99:.2f} (first {first:.1f})"
-                    for k, (first, p50, p99) in cells.items()
+                    f"{k} p50 {p50:.2f} p99 {p99:.2f} (first {first:.1f}"
+                    + ("" if k == "http" else f", cpu p99 {cpu:.2f}")
+                    + ")"
+                    for k, (first, p50, p99, cpu) in cells.items()
                 )
                 rows.append(f"  {form:16s} {verb:10s} ms: {text}; body {len(raw) / 2**20:.1f} MiB")
     return rows
