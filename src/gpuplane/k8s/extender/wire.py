@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from gpuplane.k8s.extender.wire_nodes import WireNode
+from gpuplane.k8s.extender.wire_nodes import WireNode, nodes_of_list
 from gpuplane.twin.extender.decide import MAX_PRIORITY, FilterDecision, HostScore
 from gpuplane.twin.extender.fast_scores import Scores
 
@@ -78,6 +78,9 @@ def _is_null(raw: msgspec.Raw | None) -> bool:
 
 
 def _raw_nodes(raw: msgspec.Raw) -> tuple[WireNode, ...]:
+    fast = nodes_of_list(raw)
+    if fast is not None:
+        return fast
     try:
         node_list = _RAW_OBJECT.decode(raw)
     except msgspec.DecodeError:
