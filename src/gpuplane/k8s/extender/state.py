@@ -165,6 +165,8 @@ class ExtenderState:
         """Assume ``pod`` on ``node``, handing the overlay the verdict just computed there (so
         the node's holding grows by the pod without a replay)."""
         self.assumed.assume(pod, node, now_s, why)
+        if self.reference:
+            return
         ev = self._cache.get(pod_key(pod, needs), {}).get(view.keys.get(node, -1))
         if ev is not None:
             self._overlay.hint(pod.uid, node, ev)
