@@ -10,10 +10,14 @@ Guaranteed pod offered every node is timed:
 - http: ``POST /gpuplane/filter`` and ``/prioritize`` over a kept-alive loopback connection
   (what kube-scheduler does), body already encoded, to the service in a forked process;
 - in process: the same body through ``handlers.handle`` (JSON decode + decision + result), and
-  the decision alone (``ExtenderState.filter``/``prioritize`` on parsed arguments), side by side.
+  the decision alone (``ExtenderState.filter``/``prioritize`` on parsed arguments), side by side;
+  "stdlib json" is the path before msgspec (``json.loads`` of the whole body, the decision,
+  ``json.dumps`` of the answer), the baseline for the full form.
 
 p50/p99 over ``--calls`` calls after one warm-up call (whose time is shown as "first": the
-verdict cache is cold then). Goal (issue 14): p99 < 10 ms at 5,000 nodes, nodeCacheCapable.
+verdict cache is cold then); in process, also the p99 of the call's CPU time (the client's,
+for http, would say nothing of the server's). Goal (issue 14): p99 < 10 ms at 5,000 nodes,
+nodeCacheCapable.
 
 ``--burst [N]`` (N = 1,000 by default) times instead a burst of N pending pods as kube-scheduler
 sends them, nodeCacheCapable, back to back over one kept-alive connection: each pod (distinct
@@ -22,7 +26,11 @@ would have found feasible (``percentageOfNodesToScore``'s adaptive default: max(
 max(5, 50 - n/125) %) names, starting where the previous cycle stopped, as kube's
 ``nextStartNodeIndex`` does), then a ``prioritize`` of the nodes the filter kept when more than
 one is left. The extender assumes each pod on its top node, so the burst fills the cluster as a
-real one would. Printed: total time, calls/s and p50/p99 per verb.
+real one would. Printed: total time, calls/s and p50/p99 per verb over HTTP; then the same burst
+in process through ``handlers.handle``, the service's path (assumed pods in an overlay kept in
+place) and the reference path (``ExtenderState(reference=True)``: a copy of the view with every
+assumed node replayed, per call) called alternately, each call's wall and CPU time (the CPU
+time leaves out the time the process waited for a core on a busy machine).
 """
 
 from __future__ import annotations
@@ -45,7 +53,12 @@ from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
 from gpuplane.k8s.extender.handlers import handle
 from gpuplane.k8s.extender.service import settle_heap
 from gpuplane.k8s.extender.state import ExtenderState, node_versions
-from gpuplane.k8s.extender.wire import decode, extender_args
+from gpuplane.k8s.extender.wire import (
+    extender_args,
+    filter_result,
+    priority_json,
+    read_extender_args,
+)
 from gpuplane.twin.extender.settings import ExtenderSettings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -81,18 +94,19 @@ def _pod() -> dict[str, Any]:
     }
 
 
-def _stats(fn: Callable[[], object], calls: int) -> tuple[float, float, float]:
+def _stats(fn: Callable[[], object], calls: int) -> tuple[float, float, float, float]:
+    """(first, p50, p99) wall ms and the p99 CPU ms of this thread (for an in-process call,
+    its own work; the wall time also counts waits for a core on a busy machine)."""
     start = time.perf_counter()
     fn()
     first = time.perf_counter() - start
-    times = []
+    times, cpus = [], []
     for _ in range(calls):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         fn()
+        cpus.append(time.thread_time() - cpu)
         times.append(time.perf_counter() - start)
-    times.sort()
-    p50, p99 = times[len(times) // 2], times[min(len(times) - 1, int(len(times) * 0.99))]
-    return first * 1000, p50 * 1000, p99 * 1000
+    return first * 1000, _pct(times, 0.5), _pct(times, 0.99), _pct(cpus, 0.99)
 
 
 def _http(port: int, path: str, body: bytes) -> Callable[[], object]:
@@ -130,6 +144,15 @@ def _server_process(state: ExtenderState) -> Iterator[str]:
         proc.join(30)
 
 
+def _plain(state: ExtenderState, verb: str, body: bytes) -> bytes:
+    """The path before msgspec, as the baseline: the whole body through ``json.loads`` (every
+    Node object decoded), the decision, the answer through ``json.dumps``."""
+    args = extender_args(json.loads(body))
+    if verb == "filter":
+        return json.dumps(filter_result(state.filter(args, 0.0), args)).encode()
+    return priority_json(state.prioritize(args, 0.0))
+
+
 def bench(n_nodes: int, pods_per_node: int, calls: int) -> list[str]:
     objs = large_cluster(n_nodes, n_nodes * pods_per_node)
     snap = _snapshot(objs)
@@ -149,17 +172,20 @@ def bench(n_nodes: int, pods_per_node: int, calls: int) -> list[str]:
         port = int(url.rsplit(":", 1)[1])
         for form, body in forms.items():
             raw = json.dumps(body).encode()
-            args = extender_args(decode(raw))
+            args = read_extender_args(raw)
             for verb in ("filter", "prioritize"):
                 decide = getattr(state, verb)
                 cells = {
                     "http": _stats(_http(port, f"/gpuplane/{verb}", raw), calls),
                     "handle": _stats(lambda v=verb, b=raw: handle(state, v, b, 0.0), calls),
                     "decision": _stats(lambda d=decide, a=args: d(a, 0.0), calls),
+                    "stdlib json": _stats(lambda v=verb, b=raw: _plain(state, v, b), calls),
                 }
                 text = " | ".join(
-                    f"{k} p50 {p50:.2f} p99 {p99:.2f} (first {first:.1f})"
-                    for k, (first, p50, p99) in cells.items()
+                    f"{k} p50 {p50:.2f} p99 {p99:.2f} (first {first:.1f}"
+                    + ("" if k == "http" else f", cpu p99 {cpu:.2f}")
+                    + ")"
+                    for k, (first, p50, p99, cpu) in cells.items()
                 )
                 rows.append(f"  {form:16s} {verb:10s} ms: {text}; body {len(raw) / 2**20:.1f} MiB")
     return rows
@@ -199,13 +225,69 @@ def _pct(times: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000 if ordered else 0.0
 
 
+def _loaded(snap: ClusterSnapshot, *, reference: bool = False) -> ExtenderState:
+    defaults = node_defaults(ROOT / "examples" / "snapshot" / "pools.yaml", None)
+    state = ExtenderState(ExtenderSettings(), defaults, reference=reference)
+    state.load(fit_cluster(snap, defaults), node_versions(snap))
+    settle_heap()
+    return state
+
+
+class _Timed:
+    """One state's calls: wall and CPU milliseconds per verb."""
+
+    def __init__(self, state: ExtenderState) -> None:
+        self.state = state
+        self.wall: dict[str, list[float]] = {"filter": [], "prioritize": []}
+        self.cpu: dict[str, list[float]] = {"filter": [], "prioritize": []}
+
+    def call(self, verb: str, body: bytes, now_s: float) -> Any:
+        wall, cpu = time.perf_counter(), time.thread_time()
+        reply = handle(self.state, verb, body, now_s)
+        self.cpu[verb].append(time.thread_time() - cpu)
+        self.wall[verb].append(time.perf_counter() - wall)
+        return json.loads(reply.body)
+
+    def rows(self, label: str) -> list[str]:
+        return [
+            f"  {label:9s} {verb:10s} ms: wall p50 {_pct(w, 0.5):.2f} p99 {_pct(w, 0.99):.2f} "
+            f"max {_pct(w, 1.0):.2f} | cpu p50 {_pct(c, 0.5):.2f} p99 {_pct(c, 0.99):.2f}; "
+            f"total wall {sum(w):.2f} s"
+            for verb, w, c in ((v, self.wall[v], self.cpu[v]) for v in self.wall)
+        ]
+
+
+def burst_in_process(n_nodes: int, pods_per_node: int, n_pods: int) -> list[str]:
+    """The burst through ``handle``: the overlay and the reference path, call by call."""
+    snap = _snapshot(large_cluster(n_nodes, n_nodes * pods_per_node))
+    fast, ref = _Timed(_loaded(snap)), _Timed(_loaded(snap, reference=True))
+    names = [n["metadata"]["name"] for n in snap.of("nodes")]
+    offered_n, start_at = _feasible_to_find(len(names)), 0
+    for i in range(n_pods):
+        pod = _burst_pod(i)
+        offered = [names[(start_at + k) % len(names)] for k in range(offered_n)]
+        start_at = (start_at + offered_n) % len(names)
+        body = json.dumps({"Pod": pod, "NodeNames": offered}).encode()
+        now = i * 0.005  # 200 pods/s: the burst stays within the assumptions' 30 s
+        kept = [t.call("filter", body, now)["NodeNames"] or [] for t in (fast, ref)]
+        assert kept[0] == kept[1], f"pod {i}: the two paths kept different nodes"
+        if len(kept[0]) > 1:
+            body = json.dumps({"Pod": pod, "NodeNames": kept[0]}).encode()
+            scores = [t.call("prioritize", body, now) for t in (fast, ref)]
+            assert scores[0] == scores[1], f"pod {i}: the two paths scored differently"
+    ratio = sum(map(sum, ref.wall.values())) / max(sum(map(sum, fast.wall.values())), 1e-9)
+    return [
+        f"in process, same burst, both paths alternately (answers identical): reference / "
+        f"overlay total wall {ratio:.1f}x",
+        *fast.rows("overlay"),
+        *ref.rows("reference"),
+    ]
+
+
 def burst(n_nodes: int, pods_per_node: int, n_pods: int) -> list[str]:
     """``n_pods`` filter (+ prioritize) rounds over HTTP, nodeCacheCapable; see the docstring."""
     snap = _snapshot(large_cluster(n_nodes, n_nodes * pods_per_node))
-    defaults = node_defaults(ROOT / "examples" / "snapshot" / "pools.yaml", None)
-    state = ExtenderState(ExtenderSettings(), defaults)
-    state.load(fit_cluster(snap, defaults), node_versions(snap))
-    settle_heap()
+    state = _loaded(snap)
     names = [n["metadata"]["name"] for n in snap.of("nodes")]
     offered_n, start_at = _feasible_to_find(len(names)), 0
     times: dict[str, list[float]] = {"filter": [], "prioritize": []}
@@ -251,6 +333,8 @@ def main() -> None:
     for n in opts.nodes:
         if opts.burst is not None:
             for row in burst(n, opts.pods_per_node, opts.burst):
+                print(row, flush=True)
+            for row in burst_in_process(n, opts.pods_per_node, opts.burst):
                 print(row, flush=True)
             continue
         for row in bench(n, opts.pods_per_node, opts.calls):

@@ -14,6 +14,7 @@ of the events a test writes.
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import threading
 import time
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from gpuplane.k8s.cluster.api_watcher import INITIAL_EVENTS_END
 
 Obj = dict[str, Any]
 
@@ -257,6 +260,9 @@ class Watched:
     served: Served
     version: int = 100
     stream_s: float | None = None  # end every stream after this, if before timeoutSeconds
+    # Watch-list (sendInitialEvents=true), as Kubernetes 1.32 serves it; False: refused with
+    # the 422 of a server without the WatchList feature gate.
+    watch_list: bool = True
     events: dict[str, list[tuple[int, Obj]]] = field(default_factory=dict)
     closing: bool = False
     cond: threading.Condition = field(default_factory=threading.Condition)
@@ -307,6 +313,17 @@ def _name(obj: Obj) -> tuple[object, object]:
     return meta.get("namespace"), meta.get("name")
 
 
+def _watch_list_refusal(watched: Watched, query: dict[str, list[str]]) -> str | None:
+    if not watched.watch_list:
+        return (
+            "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the "
+            "WatchList feature gate is enabled"
+        )
+    if query.get("resourceVersionMatch") != ["NotOlderThan"]:
+        return "resourceVersionMatch: Forbidden: sendInitialEvents requires NotOlderThan"
+    return None
+
+
 def _watch_handler(served: Served, watched: Watched) -> type[BaseHTTPRequestHandler]:
     class Handler(_Handler):
         protocol_version = "HTTP/1.1"  # chunked streams, as the real server sends watches
@@ -314,6 +331,9 @@ def _watch_handler(served: Served, watched: Watched) -> type[BaseHTTPRequestHand
         def do_GET(self) -> None:
             path, query = self._record()
             if query.get("watch", [""])[0] in ("1", "true"):
+                if query.get("sendInitialEvents", [""])[0] == "true":
+                    self._watch_list(path, query)
+                    return
                 self._stream(path, query)
                 return
             code, body = _answer(served, path, query)
@@ -325,7 +345,25 @@ def _watch_handler(served: Served, watched: Watched) -> type[BaseHTTPRequestHand
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
 
-        def _stream(self, path: str, query: dict[str, list[str]]) -> None:
+        def _watch_list(self, path: str, query: dict[str, list[str]]) -> None:
+            """The objects of ``path`` as ADDED events, the initial-events-end bookmark at the
+            current version, then the watch from it."""
+            refusal = _watch_list_refusal(watched, query)
+            if refusal is not None:
+                self._reply(422, _status(422, "Invalid", refusal))
+                return
+            with watched.cond:
+                at = watched.version
+                objects = [copy.deepcopy(o) for o in served.lists.get(path, [])]
+            end = {"resourceVersion": str(at), "annotations": {INITIAL_EVENTS_END: "true"}}
+            first = [{"type": "ADDED", "object": o} for o in objects]
+            kind = objects[0].get("kind", "Pod") if objects else "Pod"
+            first.append({"type": "BOOKMARK", "object": {"kind": kind, "metadata": end}})
+            self._stream(path, {**query, "resourceVersion": [str(at)]}, first)
+
+        def _stream(
+            self, path: str, query: dict[str, list[str]], first: list[Obj] | None = None
+        ) -> None:
             sent = int(query.get("resourceVersion", ["0"])[0] or 0)
             limit = float(query.get("timeoutSeconds", ["300"])[0])
             if watched.stream_s is not None:
@@ -335,6 +373,8 @@ def _watch_handler(served: Served, watched: Watched) -> type[BaseHTTPRequestHand
             self.send_header("Content-Type", "application/json")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
+            for event in first or ():
+                self._chunk(json.dumps(event).encode() + b"\n")
             ended = False
             while not ended and not watched.closing and time.monotonic() < deadline:
                 with watched.cond:

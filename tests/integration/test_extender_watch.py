@@ -171,3 +171,43 @@ def test_not_ready_until_every_resource_is_listed(tmp_path: Path) -> None:
             served.forbidden.discard(PODS)  # the informer retries with backoff
             until(lambda: get(base + "/readyz")[0] == 200, "ready")
             assert get(base + "/readyz")[1] == "ok: 6 nodes"
+
+
+@pytest.mark.parametrize("served_watch_list", [True, False])
+def test_watch_list_streams_the_initial_state_or_falls_back_to_lists(
+    tmp_path: Path, served_watch_list: bool
+) -> None:
+    """``--watch-list``: Nodes and Pods come from watch-list streams (no list request) when the
+    server serves it, and from lists after its 422 when it does not; either way the extender
+    answers from them and follows the events after."""
+    served = _served()
+    served.lists[PODS] = [
+        _pending(p) if p["metadata"]["name"] == SECOND else p for p in served.lists[PODS]
+    ]
+    watched = Watched(served, stream_s=0.5, watch_list=served_watch_list)
+    with running_watched(served, watched) as api:
+        config = tmp_path / "kubeconfig"
+        config.write_text(kubeconfig_text({"fake": api}, "fake"))
+        defaults = node_defaults(EXAMPLES / "pools.yaml", None)
+        feed, _ = connect(str(config), None, resync_s=0, defaults=defaults, watch_list=True)
+        with serving(ExtenderState(ExtenderSettings(), defaults), feed=feed) as base:
+            until(lambda: get(base + "/readyz")[0] == 200, "ready")
+            live = Live(served, watched, base + "/gpuplane", feed)
+            assert live.filter([H100_A])["NodeNames"] == [H100_A]
+            bound = copy.deepcopy(_pod(served, SECOND))
+            bound["spec"]["nodeName"] = H100_A
+            bound["status"] = {"phase": "Running", "qosClass": "Guaranteed"}
+            watched.emit(PODS, "MODIFIED", bound)
+            until(lambda: live.filter([H100_A])["FailedNodes"] == {H100_A: NUMA_REASON}, "seen")
+            informers = feed.live.informers
+    first = watched.watches(PODS)[0]
+    assert first["sendInitialEvents"] == ["true"]
+    assert first["resourceVersionMatch"] == ["NotOlderThan"]
+    assert first["allowWatchBookmarks"] == ["true"] and "resourceVersion" not in first
+    for path, key in ((NODES, "nodes"), (PODS, "pods")):
+        if served_watch_list:
+            assert watched.lists(path) == [] and informers[key].num_watch_lists == 1
+            assert informers[key].watch_list
+        else:
+            assert len(watched.lists(path)) == 1 and informers[key].num_watch_lists == 0
+            assert not informers[key].watch_list

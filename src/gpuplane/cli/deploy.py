@@ -1,4 +1,5 @@
-"""``gpuplane deploy render extender|mig-controller --out DIR``: kustomize-able manifests."""
+"""``gpuplane deploy render extender|mig-controller --out DIR [--bind]``: kustomize-able
+manifests."""
 
 from __future__ import annotations
 
@@ -22,7 +23,17 @@ def render_command(
     image: Annotated[str, typer.Option("--image", help="gpuplane's container image.")] = (
         DEFAULT_IMAGE
     ),
+    bind: Annotated[
+        bool,
+        typer.Option(
+            "--bind",
+            help=(
+                "extender: make it the scheduler's binder (bindVerb: bind, serve --bind, and "
+                "create on pods/binding in its role)."
+            ),
+        ),
+    ] = False,
 ) -> None:
     """Write a kustomization directory (apply with kubectl apply -k DIR)."""
-    for path in render(target, namespace, image, out):
+    for path in render(target, namespace, image, out, bind):
         print(path)

@@ -85,6 +85,16 @@ def extender_command(
             help="--kubeconfig: answer bind by creating the pod's Binding (off: read-only).",
         ),
     ] = False,
+    watch_list: Annotated[
+        bool,
+        typer.Option(
+            "--watch-list",
+            help=(
+                "--kubeconfig: stream each informer's initial state as watch events "
+                "(Kubernetes 1.32+) instead of listing; lists where the server refuses it."
+            ),
+        ),
+    ] = False,
 ) -> None:
     """Answer kube-scheduler's filter, prioritize and preempt calls (and bind, with --bind)
     from gpuplane's kubelet verdicts; JSON-line logs on stderr."""
@@ -98,6 +108,8 @@ def extender_command(
         raise InputError("--context needs --kubeconfig")
     if bind and kubeconfig is None:
         raise InputError("--bind needs --kubeconfig", expected="a cluster to create Bindings in")
+    if watch_list and kubeconfig is None:
+        raise InputError("--watch-list needs --kubeconfig", expected="a cluster to watch")
     settings = ExtenderSettings(packing_weight=packing_weight, assume_ttl_s=assume_ttl_s)
     state = ExtenderState(settings, defaults)
     feed, binder = None, None
@@ -107,7 +119,14 @@ def extender_command(
         settle_heap()
     else:
         assert kubeconfig is not None
-        feed, binder = connect(kubeconfig, context, resync_s=relist_s, defaults=defaults, bind=bind)
+        feed, binder = connect(
+            kubeconfig,
+            context,
+            resync_s=relist_s,
+            defaults=defaults,
+            bind=bind,
+            watch_list=watch_list,
+        )
     config = ServeConfig(
         url_prefix=url_prefix, max_body_bytes=max_body_mib * 2**20, deadline_s=deadline_s
     )

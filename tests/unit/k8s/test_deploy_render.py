@@ -19,9 +19,9 @@ from gpuplane.scheduler.plugins.registry import in_tree_registry
 K8S_VERSION = "1.31.0"
 
 
-def _render(tmp_path: Path, target: str) -> dict[str, list[dict[str, Any]]]:
+def _render(tmp_path: Path, target: str, *extra: str) -> dict[str, list[dict[str, Any]]]:
     out = tmp_path / target
-    assert run(["deploy", "render", target, "--namespace", "gp", "--out", str(out)]) == 0
+    assert run(["deploy", "render", target, "--namespace", "gp", "--out", str(out), *extra]) == 0
     kust = yaml.safe_load((out / "kustomization.yaml").read_text())
     assert kust["kind"] == "Kustomization"
     return {
@@ -93,3 +93,34 @@ def test_rendered_extender_args_are_accepted_by_the_cli() -> None:
     assert args[:2] == ["serve", "extender"]
     assert run([*args, "--help"]) == 0
     assert run([*args, "--no-such-flag", "--help"]) == 2
+
+
+def test_extender_with_bind_validates_and_adds_only_the_binding_write(tmp_path: Path) -> None:
+    """``--bind``: the scheduler calls the extender's bind verb, the extender is served with
+    --bind (still parsed by the CLI), and its role adds create on pods/binding and nothing
+    else; without it, none of the three."""
+    files = _render(tmp_path, "extender", "--bind")
+    for obj in _all(files):
+        kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+    objs = _all(files)
+    role = next(o for o in objs if o["kind"] == "ClusterRole")
+    writes = [r for r in role["rules"] if set(r["verbs"]) - {"get", "list", "watch"}]
+    assert writes == [{"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]}]
+    cm = next(o for o in objs if o["kind"] == "ConfigMap")
+    path = tmp_path / "sched.yaml"
+    path.write_text(cm["data"]["config.yaml"])
+    read_scheduler_config(path, in_tree_registry(), allow_extenders=True)
+    ext = yaml.safe_load(cm["data"]["config.yaml"])["extenders"][0]
+    assert ext["bindVerb"] == "bind" and ext["filterVerb"] == "filter"
+    dep = next(o for o in objs if o["kind"] == "Deployment" and "extender" in o["metadata"]["name"])
+    args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args[-1] == "--bind" and run([*args, "--help"]) == 0
+    plain = _all(_render(tmp_path / "plain", "extender"))
+    cm = next(o for o in plain if o["kind"] == "ConfigMap")
+    assert "bindVerb" not in yaml.safe_load(cm["data"]["config.yaml"])["extenders"][0]
+
+
+def test_bind_is_only_for_the_extender(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "mig"
+    code = run(["deploy", "render", "mig-controller", "--out", str(out), "--bind"])
+    assert code == 2 and "--bind is for the extender" in capsys.readouterr().err

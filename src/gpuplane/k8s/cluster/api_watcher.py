@@ -10,6 +10,17 @@ An API server watch (``GET PATH?watch=1&resourceVersion=RV``) streams one JSON o
   the server's watch cache keeps, and the client must list again (client-go's reflector does
   the same: ``isExpiredError`` -> relist).
 
+Watch-list (``watch_list``; KEP-3157, beta and on by default in Kubernetes 1.32, alpha from
+1.27 behind the ``WatchList`` feature gate) replaces the list: ``GET
+PATH?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true``
+streams every existing object as an ADDED event, then a BOOKMARK annotated
+``k8s.io/initial-events-end: "true"`` whose resourceVersion is that of the state just sent,
+then the changes after it, as a watch does. The server builds it from its watch cache, in
+constant memory, instead of a paged list from etcd. A server without the feature refuses the
+parameters (422 Invalid, "sendInitialEvents is forbidden for watch unless the WatchList
+feature gate is enabled"; one older than 1.27 refuses ``resourceVersionMatch`` on a watch), and
+the informer lists instead, as client-go's reflector falls back.
+
 Only ``kube_lister`` knows which library implements this.
 """
 
@@ -24,6 +35,7 @@ from gpuplane.k8s.cluster.api_lister import RawObject
 
 EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]
 EVENT_TYPES: tuple[EventType, ...] = ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR")
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"  # metav1.InitialEventsAnnotationKey
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +47,15 @@ class WatchEvent:
     def resource_version(self) -> str:
         meta = self.object.get("metadata")
         return str(meta.get("resourceVersion") or "") if isinstance(meta, dict) else ""
+
+    @property
+    def initial_events_end(self) -> bool:
+        """The BOOKMARK that ends a watch-list's initial events."""
+        if self.type != "BOOKMARK":
+            return False
+        meta = self.object.get("metadata")
+        notes = meta.get("annotations") if isinstance(meta, dict) else None
+        return isinstance(notes, dict) and notes.get(INITIAL_EVENTS_END) == "true"
 
     @property
     def expired(self) -> bool:
@@ -62,6 +83,12 @@ class ApiWatcher(Protocol):
         ``UnavailableError`` when the connection fails or drops."""
         ...
 
+    def watch_list(self, path: str, *, timeout_s: int) -> Iterator[WatchEvent]:
+        """A watch-list of ``path`` (see the module docstring): the initial ADDED events, the
+        initial-events-end BOOKMARK, then changes. Raises ``WatchListRefused`` when the server
+        refuses its parameters, else as ``watch``."""
+        ...
+
 
 class WatchExpired(GpuplaneError):
     """The watch's resourceVersion is too old (HTTP 410, or an ERROR event with code 410)."""
@@ -69,3 +96,11 @@ class WatchExpired(GpuplaneError):
     def __init__(self, path: str, detail: str = "") -> None:
         self.path = path
         super().__init__(f"watch of {path} expired" + (f": {detail}" if detail else ""))
+
+
+class WatchListRefused(GpuplaneError):
+    """The server does not serve watch-list (it refused ``sendInitialEvents``): list instead."""
+
+    def __init__(self, path: str, detail: str = "") -> None:
+        self.path = path
+        super().__init__(f"watch-list of {path} refused" + (f": {detail}" if detail else ""))

@@ -23,7 +23,13 @@ from kubernetes.config.config_exception import ConfigException
 
 from gpuplane.core.errors import InputError, Location, UnavailableError
 from gpuplane.k8s.cluster.api_lister import ListForbidden, ListNotFound, RawObject
-from gpuplane.k8s.cluster.api_watcher import EVENT_TYPES, Listed, WatchEvent, WatchExpired
+from gpuplane.k8s.cluster.api_watcher import (
+    EVENT_TYPES,
+    Listed,
+    WatchEvent,
+    WatchExpired,
+    WatchListRefused,
+)
 
 REQUEST_TIMEOUT_S = 30.0
 
@@ -155,6 +161,22 @@ class KubernetesApiLister:
             ("allowWatchBookmarks", "true"),
             ("timeoutSeconds", str(timeout_s)),
         ]
+        return self._watch(path, query, timeout_s, watch_list=False)
+
+    def watch_list(self, path: str, *, timeout_s: int) -> Iterator[WatchEvent]:
+        # No resourceVersion: NotOlderThan "" is the most recent state (a consistent read).
+        query = [
+            ("watch", "1"),
+            ("sendInitialEvents", "true"),
+            ("resourceVersionMatch", "NotOlderThan"),
+            ("allowWatchBookmarks", "true"),
+            ("timeoutSeconds", str(timeout_s)),
+        ]
+        return self._watch(path, query, timeout_s, watch_list=True)
+
+    def _watch(
+        self, path: str, query: builtins.list[tuple[str, str]], timeout_s: int, *, watch_list: bool
+    ) -> Iterator[WatchEvent]:
         # The read timeout is past the server's own end of the stream, so a silent but live
         # watch is not cut; a dead connection still ends within it.
         resp = self._send(path, query, (REQUEST_TIMEOUT_S, timeout_s + REQUEST_TIMEOUT_S))
@@ -162,6 +184,8 @@ class KubernetesApiLister:
         try:
             if resp.status == 410:
                 raise WatchExpired(path, _message(_decode(raw.data)))
+            if watch_list and resp.status in (400, 422):
+                raise WatchListRefused(path, _message(_decode(raw.data)))
             if resp.status != 200:
                 self._check(resp.status, path, _decode(raw.data))
                 raise UnavailableError(f"{self.server}{path} answered {resp.status} to a watch")

@@ -2,7 +2,10 @@
 (kube-scheduler v1.31 with a KubeSchedulerConfiguration whose profile ``gpuplane-scheduler``
 calls the extender), ServiceAccounts and RBAC.
 
-The extender only reads (get/list/watch). The second scheduler is bound to the roles
+The extender only reads (get/list/watch), unless rendered with ``bind``: then it is also the
+scheduler's binder (``bindVerb: bind``, ``serve extender --bind``) and its role adds ``create``
+on ``pods/binding``, the one write a binder makes (kube-scheduler's own role,
+``system:kube-scheduler``, grants the same). The second scheduler is bound to the roles
 kube-scheduler itself uses (``system:kube-scheduler``, ``system:volume-scheduler``) plus the
 leader-election lease and the ``extension-apiserver-authentication`` ConfigMap reader.
 """
@@ -37,7 +40,21 @@ def managed_resources() -> list[str]:
     return sorted(names)
 
 
-def scheduler_config(namespace: str) -> Obj:
+def scheduler_config(namespace: str, bind: bool = False) -> Obj:
+    extender: Obj = {
+        "urlPrefix": f"http://{NAME}.{namespace}.svc:{PORT}/gpuplane",
+        "filterVerb": "filter",
+        "prioritizeVerb": "prioritize",
+        "weight": 1,
+    }
+    if bind:
+        extender["bindVerb"] = "bind"
+    extender |= {
+        "nodeCacheCapable": True,
+        "managedResources": [{"name": r, "ignoredByScheduler": False} for r in managed_resources()],
+        "ignorable": False,
+        "httpTimeout": "5s",
+    }
     return {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
@@ -47,24 +64,11 @@ def scheduler_config(namespace: str) -> Obj:
             "resourceNamespace": namespace,
         },
         "profiles": [{"schedulerName": SCHEDULER}],
-        "extenders": [
-            {
-                "urlPrefix": f"http://{NAME}.{namespace}.svc:{PORT}/gpuplane",
-                "filterVerb": "filter",
-                "prioritizeVerb": "prioritize",
-                "weight": 1,
-                "nodeCacheCapable": True,
-                "managedResources": [
-                    {"name": r, "ignoredByScheduler": False} for r in managed_resources()
-                ],
-                "ignorable": False,
-                "httpTimeout": "5s",
-            }
-        ],
+        "extenders": [extender],
     }
 
 
-def _extender(namespace: str, image: str) -> list[Obj]:
+def _extender(namespace: str, image: str, bind: bool = False) -> list[Obj]:
     args = [
         "serve",
         "extender",
@@ -73,6 +77,8 @@ def _extender(namespace: str, image: str) -> list[Obj]:
         "--listen",
         f"0.0.0.0:{PORT}",
     ]
+    if bind:
+        args.append("--bind")
     service = {
         "apiVersion": "v1",
         "kind": "Service",
@@ -85,12 +91,13 @@ def _extender(namespace: str, image: str) -> list[Obj]:
     return [deployment(NAME, namespace, NAME, [container("extender", image, args, PORT)]), service]
 
 
-def _scheduler(namespace: str) -> list[Obj]:
+def _scheduler(namespace: str, bind: bool) -> list[Obj]:
+    config = yaml.safe_dump(scheduler_config(namespace, bind), sort_keys=False)
     cm = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": meta(f"{SCHEDULER}-config", namespace, SCHEDULER),
-        "data": {"config.yaml": yaml.safe_dump(scheduler_config(namespace), sort_keys=False)},
+        "data": {"config.yaml": config},
     }
     sched = {
         "name": "kube-scheduler",
@@ -107,7 +114,7 @@ def _scheduler(namespace: str) -> list[Obj]:
     return [cm, dep]
 
 
-def _rbac(namespace: str) -> list[Obj]:
+def _rbac(namespace: str, bind: bool) -> list[Obj]:
     read = [
         rule(
             [""],
@@ -123,6 +130,8 @@ def _rbac(namespace: str) -> list[Obj]:
         ),
         rule(["topology.node.k8s.io"], ["noderesourcetopologies"], ["get", "list", "watch"]),
     ]
+    if bind:
+        read.append(rule([""], ["pods/binding"], ["create"]))
     out = [
         role("ClusterRole", NAME, None, NAME, read),
         binding("ClusterRoleBinding", NAME, None, NAME, "ClusterRole", NAME, namespace),
@@ -161,13 +170,14 @@ def _rbac(namespace: str) -> list[Obj]:
     return out
 
 
-def extender_objects(namespace: str, image: str) -> dict[str, list[Obj]]:
+def extender_objects(namespace: str, image: str, bind: bool = False) -> dict[str, list[Obj]]:
+    """``bind``: the extender binds (``bindVerb``, ``--bind``, ``create`` on pods/binding)."""
     return {
         "serviceaccounts.yaml": [
             service_account(NAME, namespace),
             service_account(SCHEDULER, namespace),
         ],
-        "rbac.yaml": _rbac(namespace),
-        "extender.yaml": _extender(namespace, image),
-        "scheduler.yaml": _scheduler(namespace),
+        "rbac.yaml": _rbac(namespace, bind),
+        "extender.yaml": _extender(namespace, image, bind),
+        "scheduler.yaml": _scheduler(namespace, bind),
     }

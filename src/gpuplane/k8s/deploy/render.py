@@ -17,9 +17,11 @@ from gpuplane.k8s.deploy.objects import Obj
 TARGETS = ("extender", "mig-controller")
 
 
-def bundle(target: str, namespace: str, image: str) -> dict[str, list[Obj]]:
+def bundle(target: str, namespace: str, image: str, bind: bool = False) -> dict[str, list[Obj]]:
     if target == "extender":
-        return extender_objects(namespace, image)
+        return extender_objects(namespace, image, bind)
+    if bind:
+        raise InputError(f"--bind is for the extender, not {target!r}", expected="extender")
     if target == "mig-controller":
         return mig_controller_objects(namespace, image)
     raise InputError(f"unknown deploy target {target!r}", expected=" or ".join(TARGETS))
@@ -29,8 +31,11 @@ def namespace_object(namespace: str) -> Obj:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
 
 
-def render(target: str, namespace: str, image: str, out: Path) -> list[Path]:
-    files = {"namespace.yaml": [namespace_object(namespace)], **bundle(target, namespace, image)}
+def render(target: str, namespace: str, image: str, out: Path, bind: bool = False) -> list[Path]:
+    files = {
+        "namespace.yaml": [namespace_object(namespace)],
+        **bundle(target, namespace, image, bind),
+    }
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, objects in files.items():

@@ -22,12 +22,13 @@ from gpuplane.k8s.extender.wire import (
     WireError,
     binding_args,
     decode,
-    extender_args,
+    encode,
     filter_error,
     filter_result,
     preemption_args,
     preemption_result,
     priority_json,
+    read_extender_args,
 )
 
 VERBS = ("filter", "prioritize", "preempt", "bind")
@@ -43,16 +44,16 @@ class Reply:
 
 
 def _filter(state: ExtenderState, body: bytes, now_s: float, binder: Binder | None) -> Reply:
-    args = extender_args(decode(body))
+    args = read_extender_args(body)
     decision = state.filter(args, now_s)
     detail = f"{len(args.names)} offered, {len(decision.kept)} kept"
     if decision.unknown:
         detail += f", {len(decision.unknown)} unknown"
-    return Reply(200, filter_result(decision, args), detail=detail)
+    return Reply(200, encode(filter_result(decision, args)), detail=detail)
 
 
 def _prioritize(state: ExtenderState, body: bytes, now_s: float, binder: Binder | None) -> Reply:
-    args = extender_args(decode(body))
+    args = read_extender_args(body)
     scores = state.prioritize(args, now_s)
     return Reply(200, priority_json(scores), detail=f"{len(scores)} scored")
 
@@ -67,6 +68,9 @@ def _bind(state: ExtenderState, body: bytes, now_s: float, binder: Binder | None
     args = binding_args(decode(body))
     if binder is None:
         raise WireError("bind is not enabled: serve with --kubeconfig and --bind")
+    problem = state.bind_check(args, now_s)
+    if problem:
+        return Reply(200, {"Error": problem}, error="bind-check", detail=problem)
     try:
         binder.bind(args.pod_namespace, args.pod_name, args.pod_uid, args.node)
     except BindError as exc:

@@ -14,6 +14,7 @@ from typing import Protocol
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_memo import FitMemo
 from gpuplane.k8s.cluster.fit_pools import NodeDefaults
+from gpuplane.k8s.cluster.informer import InformerSettings
 from gpuplane.k8s.cluster.live_cluster import LiveCluster
 from gpuplane.k8s.extender.binder import Binder, WriterBinder
 from gpuplane.k8s.extender.state import node_versions
@@ -70,10 +71,12 @@ def connect(
     resync_s: float,
     defaults: NodeDefaults,
     bind: bool = False,
+    watch_list: bool = False,
 ) -> tuple[LiveFeed, Binder | None]:
     """A feed from a kubeconfig file (or ``in-cluster``: the pod's service account), and with
     ``bind`` a binder sharing its client; a file that cannot be used is an ``InputError`` now,
-    an unreachable server is retried later."""
+    an unreachable server is retried later. ``watch_list``: the informers stream their
+    initial state (watch-list) instead of listing, where the server serves it."""
     # Imported here: the client library is large (see reading.snapshot_from_kubeconfig).
     from pathlib import Path
 
@@ -86,6 +89,11 @@ def connect(
     else:
         client = KubernetesApiLister.from_kubeconfig(Path(kubeconfig), context)
         source = f"kubeconfig {kubeconfig}" + (f" (context {context})" if context else "")
-    live = LiveCluster(client, source=f"{source}, server {client.server}", resync_s=resync_s)
+    live = LiveCluster(
+        client,
+        source=f"{source}, server {client.server}",
+        resync_s=resync_s,
+        settings=InformerSettings(watch_list=watch_list),
+    )
     binder = WriterBinder(KubernetesApiWriter.for_lister(client)) if bind else None
     return LiveFeed(live, defaults), binder

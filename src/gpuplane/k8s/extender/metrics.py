@@ -41,7 +41,7 @@ def make_metrics() -> ExtenderMetrics:
         errors=Counter(
             "gpuplane_extender_errors",
             "Calls answered with an error, by verb and kind (bad-request, not-ready, "
-            "too-large, deadline, internal, bind).",
+            "too-large, deadline, internal, bind, bind-check).",
             ["verb", "kind"],
             registry=reg,
         ),

@@ -34,6 +34,7 @@ from gpuplane.k8s.extender.handlers import VERBS, Reply, error_reply, handle
 from gpuplane.k8s.extender.live_feed import Feed
 from gpuplane.k8s.extender.metrics import ExtenderMetrics, make_metrics
 from gpuplane.k8s.extender.state import ExtenderState
+from gpuplane.k8s.extender.wire import encode
 from gpuplane.twin.fit.model import FitCluster
 
 log = logging.getLogger("gpuplane.extender")
@@ -91,9 +92,8 @@ class _Service:
             reply = await self._answer(verb, request)
         elapsed = time.monotonic() - started
         self._record(verb if verb in VERBS else "unknown", reply, elapsed)
-        if isinstance(reply.body, bytes):
-            return web.Response(body=reply.body, status=reply.status, content_type=JSON)
-        return web.json_response(reply.body, status=reply.status)
+        body = reply.body if isinstance(reply.body, bytes) else encode(reply.body)
+        return web.Response(body=body, status=reply.status, content_type=JSON)
 
     async def _answer(self, verb: str, request: web.Request) -> Reply:
         try:

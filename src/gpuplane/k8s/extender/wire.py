@@ -7,6 +7,11 @@ NodeList) carry their own camelCase keys, read as the API server writes them.
 
 Results are written with the Go names and every field present, as the scheduler's own encoder
 would write them (``null`` for nil).
+
+Bodies are read with msgspec (docs/dependencies.md): ``read_extender_args`` decodes the top
+level into raw values first, so a full-form request's Node objects stay bytes
+(:mod:`gpuplane.k8s.extender.wire_nodes`); ``extender_args`` reads an already decoded mapping
+the same way.
 """
 
 from __future__ import annotations
@@ -16,6 +21,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
+from gpuplane.k8s.extender.wire_nodes import WireNode, nodes_of_list
 from gpuplane.twin.extender.decide import MAX_PRIORITY, FilterDecision, HostScore
 from gpuplane.twin.extender.fast_scores import Scores
 
@@ -34,14 +42,84 @@ def _field(obj: Mapping[str, Any], name: str) -> Any:
     return None
 
 
+_ANY = msgspec.json.Decoder()
+_RAW_OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
+_NAMES = msgspec.json.Decoder(list[str])
+_JSON_TYPES = {dict: "object", list: "list", str: "str", int: "int", float: "float"}
+
+
+def _not_json(exc: Exception) -> WireError:
+    return WireError(f"the request body is not JSON: {exc}")
+
+
+def _not_object(data: Any) -> WireError:
+    kind = "null" if data is None else _JSON_TYPES.get(type(data), type(data).__name__)
+    return WireError(f"the request body is a JSON {kind}, not an object")
+
+
 def decode(body: bytes) -> dict[str, Any]:
     try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise WireError(f"the request body is not JSON: {exc}") from None
+        data = _ANY.decode(body)
+    except msgspec.DecodeError as exc:
+        raise _not_json(exc) from None
     if not isinstance(data, dict):
-        raise WireError(f"the request body is a JSON {type(data).__name__}, not an object")
+        raise _not_object(data)
     return data
+
+
+def encode(obj: Any) -> bytes:
+    """A result as JSON (``msgspec.Raw`` values are written as the bytes they hold)."""
+    return msgspec.json.encode(obj)
+
+
+def _is_null(raw: msgspec.Raw | None) -> bool:
+    return raw is None or (len(raw) == 4 and bytes(raw) == b"null")
+
+
+def _raw_nodes(raw: msgspec.Raw) -> tuple[WireNode, ...]:
+    fast = nodes_of_list(raw)
+    if fast is not None:
+        return fast
+    try:
+        node_list = _RAW_OBJECT.decode(raw)
+    except msgspec.DecodeError:
+        raise WireError("Nodes is not an object") from None
+    items_raw = _field(node_list, "items")
+    if _is_null(items_raw):
+        return ()
+    try:
+        items = _RAW_LIST.decode(items_raw)
+    except msgspec.DecodeError:
+        raise WireError("Nodes.items is not a list") from None
+    out = []
+    for i, item in enumerate(items):
+        node = WireNode.from_raw(item)
+        if node is None:
+            raise WireError(f"Nodes.items[{i}] is not an object")
+        out.append(node)
+    return tuple(out)
+
+
+def read_extender_args(body: bytes) -> ExtenderArgs:
+    """``extender_args(decode(body))``, but a full form's Node objects are left as bytes."""
+    try:
+        top = _RAW_OBJECT.decode(body)
+    except msgspec.ValidationError:
+        raise _not_object(decode(body)) from None
+    except msgspec.DecodeError as exc:
+        raise _not_json(exc) from None
+    pod_raw, nodes_raw = _field(top, "Pod"), _field(top, "Nodes")
+    pod = _object(None if _is_null(pod_raw) else _ANY.decode(pod_raw), "Pod")
+    nodes = None if _is_null(nodes_raw) else _raw_nodes(nodes_raw)
+    names_raw = _field(top, "NodeNames")
+    names: tuple[str, ...] | None = None
+    if not _is_null(names_raw):
+        try:
+            names = tuple(_NAMES.decode(names_raw))
+        except msgspec.ValidationError:
+            raise WireError("NodeNames is not a list of node names") from None
+    return ExtenderArgs(pod, nodes, names)
 
 
 def _object(value: Any, what: str) -> dict[str, Any]:
@@ -61,25 +139,27 @@ def _names(value: Any, what: str) -> tuple[str, ...] | None:
 @dataclass(frozen=True, slots=True)
 class ExtenderArgs:
     pod: dict[str, Any]
-    nodes: tuple[dict[str, Any], ...] | None  # the full form (nodeCacheCapable false)
+    nodes: tuple[WireNode, ...] | None  # the full form (nodeCacheCapable false)
     node_names: tuple[str, ...] | None  # the name form (nodeCacheCapable true)
 
     @property
     def names(self) -> tuple[str, ...]:
         if self.node_names is not None:
             return self.node_names
-        return tuple(str((n.get("metadata") or {}).get("name") or "") for n in self.nodes or ())
+        return tuple(n.name for n in self.nodes or ())
 
 
 def extender_args(data: Mapping[str, Any]) -> ExtenderArgs:
     pod = _object(_field(data, "Pod"), "Pod")
     raw_nodes = _field(data, "Nodes")
-    nodes: tuple[dict[str, Any], ...] | None = None
+    nodes: tuple[WireNode, ...] | None = None
     if raw_nodes is not None:
         items = _field(_object(raw_nodes, "Nodes"), "items")
         if items is not None and not isinstance(items, list):
             raise WireError("Nodes.items is not a list")
-        nodes = tuple(_object(n, f"Nodes.items[{i}]") for i, n in enumerate(items or []))
+        nodes = tuple(
+            WireNode.from_dict(_object(n, f"Nodes.items[{i}]")) for i, n in enumerate(items or [])
+        )
     return ExtenderArgs(pod, nodes, _names(_field(data, "NodeNames"), "NodeNames"))
 
 
@@ -146,8 +226,7 @@ def filter_result(decision: FilterDecision, args: ExtenderArgs, error: str = "")
         names = list(decision.kept)
     elif args.nodes is not None:
         keep = set(decision.kept)
-        items = [n for n in args.nodes if (n.get("metadata") or {}).get("name") in keep]
-        nodes = {"metadata": {}, "items": items}
+        nodes = {"metadata": {}, "items": [n.as_sent() for n in args.nodes if n.name in keep]}
     return {
         "Nodes": nodes,
         "NodeNames": names,

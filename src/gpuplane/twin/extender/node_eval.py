@@ -1,8 +1,10 @@
 """One pod on one node, as the extender judges it: would the kubelet admit it, does the GPU set
 it would get meet what the pod declares, and if not, could freeing GPUs (preemption) ever help.
 
-The kubelet's verdict is ``fit``'s (:func:`gpuplane.twin.fit.gpu_answer.place_on_node`, the
-Topology Manager and the device plugin's choice on the assumed free GPUs). Reasons are worded
+The kubelet's verdict is ``fit``'s (the Topology Manager and the device plugin's choice on the
+assumed free GPUs, as :func:`gpuplane.twin.fit.gpu_answer.place_on_node` admits a pod), without
+the alternative GPU sets ``fit`` also shows (gpuplane's and NVIDIA's choices): the extender does
+not use them, and they cost more than the admission itself. Reasons are worded
 for kube-scheduler's "0/N nodes are available: <count> <reason>, ..." line, where nodes with the
 same text are counted together: they name no node and no GPU index.
 """
@@ -12,13 +14,17 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from dataclasses import dataclass
 
+from gpuplane.api.qos import QosClass
 from gpuplane.api.resources import NVIDIA_GPU
+from gpuplane.kubelet.admission import AdmitResult, admit_pod
+from gpuplane.kubelet.device_choice import gpu_chooser
 from gpuplane.kubelet.gpu_sets import pick_gpus
 from gpuplane.scheduler.framework.types import PodInfo
+from gpuplane.topology.collective import best_ring
 from gpuplane.topology.model import NodeTopology
 from gpuplane.twin.extender.needs import GpuNeeds
-from gpuplane.twin.fit.gpu_answer import numa_split, place_on_node
-from gpuplane.twin.fit.holdings import NodeHolding
+from gpuplane.twin.fit.gpu_answer import numa_split
+from gpuplane.twin.fit.holdings import NodeHolding, container_requests, kubelet_state
 from gpuplane.twin.fit.model import FitNode
 
 
@@ -29,6 +35,9 @@ class NodeEval:
     unresolvable: bool = False  # preemption cannot make it fit
     bottleneck_gbps: float = 0.0  # ring bottleneck of the set the kubelet would give
     used_after: float = 0.0  # the node's GPUs in use once the pod is placed (0..1)
+    # What the kubelet's admission gave the pod (GPUs, exclusive CPUs), when the node's kubelet
+    # manages them: the pod's holding once assumed there, without replaying the node.
+    placed: tuple[tuple[int, ...], tuple[int, ...]] | None = None
 
 
 # Verdicts by pod key, then by the node's interned state (``ExtenderView.keys``).
@@ -52,10 +61,19 @@ def _policy(node: FitNode) -> str:
     return str(node.kubelet.topology_manager_policy)
 
 
+def _admit(node: FitNode, topo: NodeTopology, holding: NodeHolding, pod: PodInfo) -> AdmitResult:
+    """The kubelet's admission of ``pod`` with ``holding`` taken (as ``place_on_node``)."""
+    cfg = node.kubelet
+    state = kubelet_state(topo, cfg, holding.taken_gpus, holding.taken_cpus)
+    guaranteed = pod.qos is QosClass.GUARANTEED
+    choose = gpu_chooser(topo, cfg.gpu_allocation)
+    return admit_pod(state, container_requests(pod), guaranteed=guaranteed, choose=choose)
+
+
 def _rejected(node: FitNode, topo: NodeTopology, holding: NodeHolding, pod: PodInfo) -> NodeEval:
     need = pod.requests.get(NVIDIA_GPU, 0)
     policy = _policy(node)
-    _, never, _ = place_on_node(node, _EMPTY, pod, frozenset(), frozenset(), bottleneck_range=False)
+    never = _admit(node, topo, _EMPTY, pod)
     if not never.admit:
         if need and max(numa_split(topo, range(node.gpus)).values(), default=0) < need:
             text = f"no NUMA node has {need} GPUs (kubelet {policy} can never align the pod)"
@@ -94,19 +112,21 @@ def _evaluate(node: FitNode, holding: NodeHolding, pod: PodInfo, needs: GpuNeeds
         if needs.any and need:
             return NodeEval(False, "no hardware model to check the GPU set", unresolvable=True)
         return NodeEval(True)
-    answer, verdict, _ = place_on_node(
-        node, holding, pod, frozenset(), frozenset(), bottleneck_range=False
-    )
-    if not verdict.admit:
+    result = _admit(node, topo, holding, pod)
+    if not result.admit:
         return _rejected(node, topo, holding, pod)
+    placed = None
+    if node.kubelet.manages_resources:
+        cpus = tuple(sorted(c for a in result.allocations.values() for c in a.cpus))
+        placed = (tuple(result.gpus), cpus)
     if not need:
-        return NodeEval(True)
-    got = answer.kubelet if answer is not None else None
-    gpus, bottleneck = (got.gpus, got.bottleneck_gbps) if got is not None else ((), 0.0)
+        return NodeEval(True, placed=placed)
+    gpus = tuple(sorted(result.gpus))
+    bottleneck = best_ring(topo, gpus).bottleneck_gbps if len(gpus) > 1 else 0.0
     if needs.any and needs.unmet(topo, gpus, bottleneck):
         return _needs_unmet(node, topo, holding, need, needs)
     used = (node.gpus - len(_free(node, holding)) + need) / node.gpus
-    return NodeEval(True, bottleneck_gbps=bottleneck, used_after=used)
+    return NodeEval(True, bottleneck_gbps=bottleneck, used_after=used, placed=placed)
 
 
 def evaluate(node: FitNode, holding: NodeHolding, pod: PodInfo, needs: GpuNeeds) -> NodeEval:

@@ -4,8 +4,10 @@ state for a pod (same hardware, GPU count, kubelet configuration and taken GPUs 
 verdict computed on one is reused for the other.
 
 Built once per cluster change (from the previous view: only changed nodes are replayed); a
-request with full Node objects or with pods assumed on nodes gets a copy where only those
-nodes were replayed.
+request with full Node objects gets a copy where only those nodes were replayed.
+``with_assumed`` is the reference for the view with assumed pods (a copy with their nodes
+replayed); the service keeps that view incrementally instead
+(:mod:`gpuplane.twin.extender.overlay`, tested to agree with it).
 """
 
 from __future__ import annotations
@@ -91,8 +93,26 @@ def _unchanged(previous: ExtenderView, node: FitNode, pods: Sequence[FitPod]) ->
     return len(before) == len(pods) and all(a is b for a, b in zip(before, pods, strict=True))
 
 
-def _intern(interned: dict[NodeKey, int], node: FitNode, holding: NodeHolding) -> int:
+def intern_key(interned: dict[NodeKey, int], node: FitNode, holding: NodeHolding) -> int:
+    """The small int standing for ``node_key(node, holding)`` (a new one for a new state)."""
     return interned.setdefault(node_key(node, holding), len(interned))
+
+
+_intern = intern_key
+
+
+def replay_with(
+    view: ExtenderView, node: FitNode, pods: tuple[FitPod, ...], cache: ReplayCache
+) -> tuple[NodeHolding, int]:
+    """``node``'s holding and interned key with ``pods`` on it (its own and extra ones); the
+    last such replay of the node is reused while the node and the pods are the very same."""
+    last = view.replays.get(node.name)
+    if last is not None and last[0] is node and _same(last[1], pods):
+        return last[2], last[3]
+    holding = replay_node(node, pods, cache)
+    key = _intern(view.interned, node, holding)
+    view.replays[node.name] = (node, pods, holding, key)
+    return holding, key
 
 
 def _replayed(
@@ -105,13 +125,7 @@ def _replayed(
     for node in nodes:
         pods = (*view.pods_by_node.get(node.name, ()), *extra.get(node.name, ()))
         new_nodes[node.name] = node
-        last = view.replays.get(node.name)
-        if last is not None and last[0] is node and _same(last[1], pods):
-            holdings[node.name], keys[node.name] = last[2], last[3]
-            continue
-        holdings[node.name] = replay_node(node, pods, cache)
-        keys[node.name] = _intern(view.interned, node, holdings[node.name])
-        view.replays[node.name] = (node, pods, holdings[node.name], keys[node.name])
+        holdings[node.name], keys[node.name] = replay_with(view, node, pods, cache)
     return ExtenderView(
         new_nodes,
         holdings,

@@ -1,5 +1,6 @@
 """``Informer`` on a scripted ``ApiWatcher``: events applied, versions followed, a relist on
-410 (event or HTTP), a re-watch from the last version when a stream drops."""
+410 (event or HTTP), a re-watch from the last version when a stream drops; with watch-list, the
+initial events replace the store at the initial-events-end bookmark, and a refusal lists."""
 
 from __future__ import annotations
 
@@ -9,7 +10,13 @@ from dataclasses import dataclass, field
 
 from gpuplane.core.errors import UnavailableError
 from gpuplane.k8s.cluster.api_lister import RawObject
-from gpuplane.k8s.cluster.api_watcher import Listed, WatchEvent, WatchExpired
+from gpuplane.k8s.cluster.api_watcher import (
+    INITIAL_EVENTS_END,
+    Listed,
+    WatchEvent,
+    WatchExpired,
+    WatchListRefused,
+)
 from gpuplane.k8s.cluster.informer import Informer, InformerSettings
 from gpuplane.k8s.cluster.live_store import LiveStore
 
@@ -32,6 +39,7 @@ class Script:
     watches: list[Step]
     stop: threading.Event = field(default_factory=threading.Event)
     calls: list[tuple[str, str]] = field(default_factory=list)
+    watch_lists: list[Step] = field(default_factory=list)
 
     def list_versioned(self, path: str, *, limit: int) -> Listed:
         self.calls.append(("list", ""))
@@ -47,10 +55,20 @@ class Script:
             raise step
         yield from step
 
+    def watch_list(self, path: str, *, timeout_s: int) -> Iterator[WatchEvent]:
+        self.calls.append(("watch-list", ""))
+        if not self.watch_lists:
+            self.stop.set()
+            return
+        step = self.watch_lists.pop(0)
+        if isinstance(step, Exception):
+            raise step
+        yield from step
 
-def _run(script: Script) -> tuple[Informer, LiveStore]:
+
+def _run(script: Script, settings: InformerSettings = FAST) -> tuple[Informer, LiveStore]:
     store = LiveStore()
-    informer = Informer(script, store, "pods", "/api/v1/pods", FAST)
+    informer = Informer(script, store, "pods", "/api/v1/pods", settings)
     informer.run(script.stop)
     return informer, store
 
@@ -117,3 +135,46 @@ def test_another_error_event_lists_again() -> None:
     )
     _run(script)
     assert script.calls == [("list", ""), ("watch", "10"), ("list", ""), ("watch", "50")]
+
+
+WATCH_LIST = InformerSettings(watch_timeout_s=1, backoff_s=0.0, max_backoff_s=0.0, watch_list=True)
+
+
+def _end(version: str) -> WatchEvent:
+    meta = {"resourceVersion": version, "annotations": {INITIAL_EVENTS_END: "true"}}
+    return WatchEvent("BOOKMARK", {"kind": "Pod", "apiVersion": "v1", "metadata": meta})
+
+
+def test_watch_list_replaces_the_store_at_the_end_bookmark_then_watches() -> None:
+    script = Script(
+        lists=[],
+        watches=[[WatchEvent("MODIFIED", _pod("b", "31"))]],
+        watch_lists=[
+            [
+                WatchEvent("ADDED", _pod("a", "5")),
+                WatchEvent("BOOKMARK", {"metadata": {"resourceVersion": "8"}}),  # not the end
+                WatchEvent("ADDED", _pod("b", "7")),
+                _end("20"),
+                WatchEvent("DELETED", _pod("a", "25")),
+            ]
+        ],
+    )
+    informer, store = _run(script, WATCH_LIST)
+    assert script.calls == [("watch-list", ""), ("watch", "25"), ("watch", "31")]
+    assert _names(store) == {"ns/b": "31"}
+    assert (informer.num_lists, informer.num_watch_lists) == (0, 1)
+
+
+def test_a_watch_list_cut_before_its_end_is_tried_again_and_a_refusal_lists() -> None:
+    script = Script(
+        lists=[Listed((_pod("c", "41"),), "40")],
+        watches=[],
+        watch_lists=[
+            [WatchEvent("ADDED", _pod("a", "5"))],  # the stream ends before the bookmark
+            WatchListRefused("/api/v1/pods", "sendInitialEvents is forbidden"),
+        ],
+    )
+    informer, store = _run(script, WATCH_LIST)
+    assert script.calls == [("watch-list", ""), ("watch-list", ""), ("list", ""), ("watch", "40")]
+    assert _names(store) == {"ns/c": "41"}
+    assert not informer.watch_list and informer.num_watch_lists == 0

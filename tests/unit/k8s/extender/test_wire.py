@@ -3,6 +3,8 @@ victim forms, and what a bad request is told."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from gpuplane.k8s.extender.request_pod import needs_of
@@ -10,9 +12,11 @@ from gpuplane.k8s.extender.wire import (
     WireError,
     binding_args,
     decode,
+    encode,
     extender_args,
     filter_result,
     preemption_args,
+    read_extender_args,
 )
 from gpuplane.twin.extender.decide import FilterDecision
 from gpuplane.twin.extender.needs import GpuNeeds
@@ -49,6 +53,73 @@ def test_full_form_names_come_from_the_items() -> None:
 def test_bad_requests_say_what_is_wrong(body: bytes, message: str) -> None:
     with pytest.raises(WireError, match=message):
         extender_args(decode(body))
+    with pytest.raises(WireError, match=message):
+        read_extender_args(body)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"Pod": {}, "NodeNames": ["a", 1]}', "NodeNames is not a list of node names"),
+        (b'{"Pod": {}, "Nodes": {"items": [{}, 2]}}', r"Nodes.items\[1\] is not an object"),
+        (b'{"Pod": {}, "Nodes": []}', "Nodes is not an object"),
+        (b'{"Pod": null}', "Pod is missing"),
+        (b'{"Pod": {}, "NodeNames": [', "not JSON"),
+        (b"null", "a JSON null, not an object"),
+    ],
+)
+def test_bad_raw_requests_say_what_is_wrong(body: bytes, message: str) -> None:
+    with pytest.raises(WireError, match=message):
+        read_extender_args(body)
+
+
+def _node(name: str, version: str, **extra: object) -> dict[str, object]:
+    return {"metadata": {"name": name, "resourceVersion": version}, "spec": {}, **extra}
+
+
+def test_raw_requests_match_go_names_case_insensitively() -> None:
+    body = json.dumps({"pOD": POD, "nodenames": ["a"], "NodeNames": ["b"]}).encode()
+    args = read_extender_args(body)
+    assert args.pod == POD and args.node_names == ("b",) and args.nodes is None
+    nodes = {"ITEMS": [_node("n1", "7")]}
+    args = read_extender_args(json.dumps({"POD": POD, "NODES": nodes}).encode())
+    assert args.names == ("n1",) and args.node_names is None
+    assert read_extender_args(b'{"Pod": {}, "Nodes": {"items": null}}').nodes == ()
+
+
+def test_full_form_answer_returns_the_nodes_byte_for_byte() -> None:
+    # Spacing and key order as sent: the kept objects go back as the very bytes.
+    kept = b'{ "metadata" : {"resourceVersion":"9","name":"n2"},"status":{"x": 1.50}}'
+    body = (
+        b'{"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":['
+        + b'{"metadata":{"name":"n1","resourceVersion":"3"}},'
+        + kept
+        + b"]}}"
+    )
+    args = read_extender_args(body)
+    assert args.names == ("n1", "n2")
+    assert args.nodes is not None and args.nodes[1].version == "9"
+    assert args.nodes[1].obj() == {
+        "metadata": {"resourceVersion": "9", "name": "n2"},
+        "status": {"x": 1.5},
+    }
+    out = encode(filter_result(FilterDecision(("n2",), {"n1": "x"}, {}), args))
+    assert b'"items":[' + kept + b"]" in out
+    assert json.loads(out) == {
+        "Nodes": {"metadata": {}, "items": [json.loads(kept)]},
+        "NodeNames": None,
+        "FailedNodes": {"n1": "x"},
+        "FailedAndUnresolvableNodes": {},
+        "Error": "",
+    }
+
+
+def test_an_item_whose_metadata_is_odd_takes_the_plain_path() -> None:
+    body = b'{"Pod":{},"Nodes":{"items":[{"metadata":{"name":3}},{"metadata":7},{}]}}'
+    args = read_extender_args(body)
+    assert args.nodes is not None
+    assert [n.name for n in args.nodes] == ["3", "", ""]
+    assert args.nodes[1].obj() == {"metadata": 7}
 
 
 def test_victims_in_both_forms() -> None:
