@@ -126,6 +126,8 @@ class _Step:
 
 
 def _decide_pool(pool: PoolSnapshot, now_s: float, settings: SloScalerSettings) -> PoolDecision:
+    if not settings.model_burstiness and pool.signals.arrival_scv != 1.0:
+        pool = replace(pool, signals=replace(pool.signals, arrival_scv=1.0))  # Poisson
     step = _Step(pool, now_s, settings)
     desired, action, reason = _choose(step)
     return _result(step, desired, action, reason)

@@ -74,6 +74,11 @@ class SloScalerSettings(BaseModel):
         lt=1,
         description="provision for this quantile of the forecast rate (0.5 = the point forecast)",
     )
+    model_burstiness: bool = Field(
+        True,
+        description="size the prompt queue for the observed arrivals' burstiness (their c_a², "
+        "Allen-Cunneen's G/G/c correction) instead of assuming Poisson arrivals",
+    )
     headroom: float = Field(
         0.1, ge=0, le=1, description="extra load fraction provisioned above the forecast quantile"
     )
