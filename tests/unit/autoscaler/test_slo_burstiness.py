@@ -85,3 +85,36 @@ def test_dispersion_ignores_minute_to_minute_rate_changes() -> None:
 
 def test_dispersion_is_one_with_too_few_arrivals() -> None:
     assert arrival_dispersion(np.array([1.0, 2.0, 3.0]), 300.0, 2.0) == 1.0
+
+
+def test_a_target_margin_aims_below_the_objectives() -> None:
+    pool = make_pool(rates=flat(20.0), ready=6)
+    plain = decide_one(pool).desired_replicas
+    tight = decide_one(pool, SloScalerSettings(target_margin=0.5)).desired_replicas
+    assert tight > plain
+    assert decide_one(pool, SloScalerSettings(target_margin=1.0)).desired_replicas == plain
+
+
+def test_queue_time_beyond_its_budget_counts_as_a_backlog() -> None:
+    # Requests waited 30 s at the 90th percentile in the last minute, but the gauge is empty
+    # now (the burst came and went between two samples) and 6 replicas carry the mean rate.
+    pool = make_pool(rates=flat(10.0), ready=6, queue_time_p90_s=30.0)
+    watching = SloScalerSettings(queue_time_budget=0.5)
+    plain = decide_one(pool)
+    assert (
+        plain.desired_replicas
+        == decide_one(
+            replace(pool, signals=replace(pool.signals, queue_time_p90_s=None))
+        ).desired_replicas
+    )  # off by default
+    waited = decide_one(pool, watching)
+    assert waited.desired_replicas > plain.desired_replicas
+    assert waited.numbers.backlog_rps == pytest.approx(10.0 * (30.0 - 1.0) / 60.0)
+    # Within the budget (1 s of the 2 s objective) the queue time asks for nothing.
+    short = make_pool(rates=flat(10.0), ready=6, queue_time_p90_s=0.9)
+    assert decide_one(short, watching).desired_replicas == plain.desired_replicas
+
+
+def test_signals_reject_a_negative_queue_time() -> None:
+    with pytest.raises(ValueError, match="queue_time_p90_s"):
+        PoolSignals(flat(1.0), 1000.0, 200.0, queue_time_p90_s=-1.0)

@@ -148,6 +148,10 @@ class SloScaling(Component):
             "histogram_quantile(0.99, sum by (le) "
             f"(rate(vllm:inter_token_latency_seconds_bucket{sel}[1m])))"
         )
+        queued = scalar(
+            "histogram_quantile(0.9, sum by (le) "
+            f"(rate(vllm:request_queue_time_seconds_bucket{sel}[1m])))"
+        )
         return PoolSignals(
             arrival_rps=arrivals,
             mean_prompt_tokens=prompt,
@@ -160,6 +164,7 @@ class SloScaling(Component):
             ttft_p90_s=ttft,
             itl_p99_s=itl,
             prompt_quantiles=self._prompt_quantiles(service, now),
+            queue_time_p90_s=queued,
             arrival_scv=arrival_dispersion(
                 self.serving.request_stream(service)[0],
                 now,
