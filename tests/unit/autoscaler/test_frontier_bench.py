@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from bench import autoscale as ab
 from bench import autoscale_frontier as fb
 
 from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.serving.traffic.azure import load_azure_trace
 
 
 def row(gpu: float, att: float, family: str = "slo") -> dict[str, Any]:
@@ -42,7 +44,7 @@ def test_the_grid_is_deterministic_and_its_keys_unique() -> None:
 
 
 def test_keda_variants_are_valid_scaled_objects() -> None:
-    base = load_scenario_spec(fb.base.EXAMPLES / "scenario.yaml").spec
+    base = load_scenario_spec(ab.EXAMPLES / "scenario.yaml").spec
     (so,) = base.scaled_objects
     ttft = fb.keda_object(so, "keda-ttft", {"ttft_s": 1.0})
     (trigger,) = ttft.spec.triggers
@@ -61,7 +63,7 @@ def test_keda_variants_are_valid_scaled_objects() -> None:
 
 
 def test_slo_knobs_are_validated_like_settings() -> None:
-    trace = fb.load_azure_trace(fb.base.TRACE_DIR / fb.base.TRACES["conv"][0])
+    trace = load_azure_trace(ab.TRACE_DIR / ab.TRACES["conv"][0])
     point = fb.Point("conv", "60s", "slo", (("target_margin", 0.7),), 15.0)
     spec, _ = fb.point_spec(point, trace)
     assert spec.serving is not None

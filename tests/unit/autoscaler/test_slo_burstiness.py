@@ -25,12 +25,12 @@ def test_poisson_arrivals_leave_the_prediction_unchanged() -> None:
 
 def test_bursty_arrivals_stretch_the_queueing_wait_by_allen_cunneen() -> None:
     # Near saturation the 90th-percentile wait is most of the TTFT: find such a load.
-    rate = next(
-        r
-        for r in np.arange(1.0, 60.0, 0.5)
-        if CAPACITY.predict(PoolRole.UNIFIED, 3, float(r), MIX).ttft_p90_s
-        > 2 * CAPACITY.predict(PoolRole.UNIFIED, 3, 0.1, MIX).ttft_p90_s  # type: ignore[operator]
-    )
+    def ttft(rate: float) -> float:
+        value = CAPACITY.predict(PoolRole.UNIFIED, 3, rate, MIX).ttft_p90_s
+        assert value is not None
+        return value
+
+    rate = next(float(r) for r in np.arange(1.0, 60.0, 0.5) if ttft(float(r)) > 2 * ttft(0.1))
     base = CAPACITY.predict(PoolRole.UNIFIED, 3, float(rate), MIX).ttft_p90_s
     idle = CAPACITY.predict(PoolRole.UNIFIED, 3, float(rate), replace(MIX, arrival_scv=0.0))
     bursty = CAPACITY.predict(PoolRole.UNIFIED, 3, float(rate), replace(MIX, arrival_scv=5.0))
