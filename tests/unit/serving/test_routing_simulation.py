@@ -87,6 +87,42 @@ def test_drain_finishes_in_flight_work_and_abort_reroutes_it() -> None:
         assert [e.engine_id for e in sim.engines()] == ["e1"]
 
 
+def test_a_draining_engine_killed_at_its_grace_period_aborts_what_is_left() -> None:
+    # Long outputs: e0 still serves when the kill comes 0.2 s after the drain began.
+    reqs = [Request(RequestId(f"r{i}"), 0.01 * i, 20, 200) for i in range(6)]
+    sim = ServingSimulation(RoundRobinRouter())
+    sim.add_engine(engine(0))
+    sim.add_engine(engine(1))
+    sim.submit(reqs)
+    sim.run_until(0.1)
+    sim.remove_engine("e0", drain=True)
+    sim.run_until(0.3)
+    assert sim.drained_at("e0") is None
+    aborted = sim.kill_engine("e0", "killed after terminationGracePeriodSeconds")
+    result = sim.run()
+    assert result.conservation_problems() == []
+    lost = [o for o in result.outcomes if o.status is Status.ABORTED]
+    assert aborted == len(lost) == 3  # round robin: r0, r2, r4 were on e0
+    assert all("terminationGracePeriodSeconds" in o.reason and o.reroutes == 0 for o in lost)
+    assert result.count(Status.COMPLETED) == 3
+    assert sim.kill_engine("e0", "again") == 0  # gone: nothing to kill
+
+
+def test_a_drained_engine_records_when_it_left() -> None:
+    sim = ServingSimulation(RoundRobinRouter())
+    sim.add_engine(engine(0))
+    sim.add_engine(engine(1))
+    sim.submit([Request(RequestId("a"), 0.0, 20, 5), Request(RequestId("b"), 0.0, 20, 5)])
+    sim.run_until(0.001)
+    sim.remove_engine("e0", drain=True)
+    result = sim.run()
+    left = sim.drained_at("e0")
+    (a,) = [o for o in result.outcomes if o.engine_id == "e0"]
+    assert left is not None and a.end_s is not None and left == pytest.approx(a.end_s)
+    assert sim.kill_engine("e0", "late") == 0
+    assert result.count(Status.COMPLETED) == 2
+
+
 def test_abort_without_rerouting_counts_aborted() -> None:
     sim = ServingSimulation(RoundRobinRouter(), SimulationSettings(max_reroutes=0))
     sim.add_engine(engine(0))

@@ -9,6 +9,8 @@ The twin fits this model's per-replica figures to the serving engine's step-time
   over the prompt). A router spreading requests
   over ``c`` replicas is approximated by an M/M/c queue with the mean service time; Erlang C
   gives the chance to wait and the waiting-time tail ``P(W > t) = C · exp(-(c/S - λ) t)``.
+  Bursty arrivals (``LoadMix.arrival_scv`` = c_a² above 1) stretch the wait by Allen and
+  Cunneen's G/G/c factor ``(c_a² + 1) / 2``.
   TTFT p90 ≈ that tail's 90th percentile plus the prefill of a 90th-percentile prompt (the sum
   of the two 90th percentiles: a little pessimistic, never optimistic), plus, in a unified
   pool, the decode step already running when the prompt arrives.
@@ -173,6 +175,9 @@ class AnalyticCapacity:
         wait_p90 = 0.0
         if wait_chance > 1.0 - _TTFT_Q:
             wait_p90 = math.log(wait_chance / (1.0 - _TTFT_Q)) / (replicas / service - rate)
+            # Allen-Cunneen's G/G/c correction: the wait scales by (c_a² + c_s²) / 2, with the
+            # service's c_s² = 1 as in M/M/c; Poisson arrivals (c_a² = 1) leave it unchanged.
+            wait_p90 *= (mix.arrival_scv + 1.0) / 2.0
         own = self.prefill_s(mix.prompt_tokens_at(_TTFT_Q)) * stretch
         in_flight = 0.0
         if role is PoolRole.UNIFIED:

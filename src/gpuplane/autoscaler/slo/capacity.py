@@ -41,13 +41,21 @@ class LoadMix:
     prefill of a 90th-percentile prompt, and the 99th-percentile inter-token gap is a decode
     step stalled behind a long prompt's prefill. Without points every prompt is taken to be
     the mean length.
+
+    ``arrival_scv`` says how bursty the arrivals are (1: Poisson, as the closed-form model
+    assumes; above 1: clustered, so queues form at loads a Poisson stream would not queue at).
     """
 
     mean_prompt_tokens: float
     mean_output_tokens: float
     prompt_quantiles: tuple[tuple[float, float], ...] = ()
+    # c_a², the squared coefficient of variation of the arrivals (Poisson: 1), estimated from
+    # the observed arrivals as the index of dispersion of their counts (see PoolSignals).
+    arrival_scv: float = 1.0
 
     def __post_init__(self) -> None:
+        if not (math.isfinite(self.arrival_scv) and self.arrival_scv >= 0):
+            raise ValueError(f"arrival_scv must be finite and >= 0, got {self.arrival_scv}")
         probs = [q for q, _ in self.prompt_quantiles]
         tokens = [t for _, t in self.prompt_quantiles]
         if any(not 0.0 <= q <= 1.0 for q in probs) or probs != sorted(probs):

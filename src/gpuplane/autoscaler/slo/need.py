@@ -7,6 +7,9 @@
   serves (it grows while arrivals exceed what the Ready and arriving replicas sustain, drains
   otherwise). What one TTFT budget of arrivals explains (``rate × ttft``, Little's law) is
   normal; the rest is to be drained within ``backlog_drain_s`` on top of the forecast rate.
+  With ``queue_time_budget`` set, the queue time requests reported over the last minute counts
+  too: waiting beyond the budget, times the arrival rate, is a backlog (Little's law) whether
+  or not the gauge caught the queue at the decision.
 - **KV** (decode, unified): the KV cache the forecast load would fill, ``usage × ready``
   scaled by forecast over observed rate (a decode pool's waiting sequences wait for KV and need
   as much again per sequence), kept at ``kv_usage_target``. Preemptions mean the cache already
@@ -57,6 +60,9 @@ class Load:
     forecast_rps: float
     observed_rps: float
     projected_queue: float
+    # Requests' worth of waiting beyond the queue-time budget (observed rate x the excess of
+    # the queue-time p90 over its budget): a backlog the queue gauge may not show.
+    waited_queue: float = 0.0
 
 
 def smallest_meeting(
@@ -228,7 +234,9 @@ def pool_need(
     backlog = 0
     backlog_rps = 0.0
     if pool.role is not PoolRole.DECODE:
-        excess = load.projected_queue - load.observed_rps * targets.ttft_p90_s
+        excess = max(
+            load.projected_queue - load.observed_rps * targets.ttft_p90_s, load.waited_queue
+        )
         if excess > 0:
             backlog_rps = excess * factor / settings.backlog_drain_s
             backlog, short = smallest_meeting(pool, rate + backlog_rps, targets, fixes)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from gpuplane.autoscaler.slo.capacity import SloTargets
 from gpuplane.autoscaler.slo.decision import PoolDecision, PoolNumbers, ScaleAction, SloDecision
 from gpuplane.autoscaler.slo.forecast import RateForecast, forecast_rate
 from gpuplane.autoscaler.slo.need import (
@@ -84,8 +85,17 @@ class _Step:
         self.forecast = _forecast(pool, settings)
         self.observed = sig.observed_rps()
         rate = max(self.forecast.upper_rps, self.observed * (1.0 + settings.headroom))
-        self.load = Load(rate, self.observed, projected_queue(pool, now_s, self.observed))
-        self.targets = pool.slo or settings.targets()
+        slo = pool.slo or settings.targets()
+        margin = settings.target_margin
+        self.targets = slo if margin == 1.0 else SloTargets(
+            slo.ttft_p90_s * margin, slo.itl_p99_s * margin
+        )
+        waited = 0.0
+        budget, queued = settings.queue_time_budget, sig.queue_time_p90_s
+        if budget is not None and queued is not None:
+            waited = self.observed * max(0.0, queued - budget * self.targets.ttft_p90_s)
+        queue = projected_queue(pool, now_s, self.observed)
+        self.load = Load(rate, self.observed, queue, waited)
         self.learnt = corrections(pool, self.observed, self.targets, settings, now_s)
         self.fixes = self.learnt.fixes
         self.up = pool_need(pool, self.load, self.targets, self.fixes, settings)
@@ -126,6 +136,8 @@ class _Step:
 
 
 def _decide_pool(pool: PoolSnapshot, now_s: float, settings: SloScalerSettings) -> PoolDecision:
+    if not settings.model_burstiness and pool.signals.arrival_scv != 1.0:
+        pool = replace(pool, signals=replace(pool.signals, arrival_scv=1.0))  # Poisson
     step = _Step(pool, now_s, settings)
     desired, action, reason = _choose(step)
     return _result(step, desired, action, reason)

@@ -43,6 +43,13 @@ class SloScalerSettings(BaseModel):
         gt=0,
         description="inter-token latency objective at the 99th percentile (Vidur-Search: 0.2 s)",
     )
+    target_margin: float = Field(
+        1.0,
+        gt=0,
+        le=1,
+        description="aim at this fraction of the TTFT and ITL objectives (1: the objectives "
+        "themselves; 0.8 leaves a 20 % margin for what the model misses)",
+    )
     sync_period_s: Seconds = Field(
         15.0,
         gt=0,
@@ -73,6 +80,11 @@ class SloScalerSettings(BaseModel):
         ge=0.5,
         lt=1,
         description="provision for this quantile of the forecast rate (0.5 = the point forecast)",
+    )
+    model_burstiness: bool = Field(
+        True,
+        description="size the prompt queue for the observed arrivals' burstiness (their c_a², "
+        "Allen-Cunneen's G/G/c correction) instead of assuming Poisson arrivals",
     )
     headroom: float = Field(
         0.1, ge=0, le=1, description="extra load fraction provisioned above the forecast quantile"
@@ -122,6 +134,15 @@ class SloScalerSettings(BaseModel):
         gt=0,
         description="a queue longer than what one TTFT budget of arrivals explains should be "
         "drained within this time once new replicas serve",
+    )
+    queue_time_budget: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="share of the TTFT objective requests may spend queued (the 90th percentile "
+        "of vllm:request_queue_time_seconds over the last minute); beyond it, the time they "
+        "waited times the arrival rate counts as a backlog to drain, even when the queue gauge "
+        "is empty at the decision (bursts between two samples). None: queue length only",
     )
     idle_window_s: Seconds = Field(
         300.0,

@@ -62,7 +62,11 @@ class PoolSignals:
     summed over its pods, ``kv_cache_usage`` their mean (0-1). ``preemptions_per_s``,
     ``ttft_p90_s``, ``itl_p99_s`` and the token means cover the last ``window_s`` (a latency is
     None when the window had no samples). ``prompt_quantiles`` are ``(probability, tokens)``
-    points of the recent prompt lengths (see ``LoadMix``).
+    points of the recent prompt lengths (see ``LoadMix``). ``arrival_scv`` is the burstiness
+    of the recent arrivals, c_a² (1: Poisson; the index of dispersion of their counts over
+    short bins, see ``LoadMix``). ``queue_time_p90_s`` is the 90th percentile of the time
+    requests spent queued over the window (``vllm:request_queue_time_seconds``; None: no
+    samples).
     """
 
     arrival_rps: tuple[float, ...]
@@ -77,11 +81,22 @@ class PoolSignals:
     ttft_p90_s: float | None = None
     itl_p99_s: float | None = None
     prompt_quantiles: tuple[tuple[float, float], ...] = ()
+    arrival_scv: float = 1.0
+    queue_time_p90_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.step_s <= 0 or self.window_s <= 0:
             raise ValueError("step_s and window_s must be > 0")
-        LoadMix(self.mean_prompt_tokens, self.mean_output_tokens, self.prompt_quantiles)  # checks
+        if self.queue_time_p90_s is not None and not (
+            math.isfinite(self.queue_time_p90_s) and self.queue_time_p90_s >= 0
+        ):
+            raise ValueError("queue_time_p90_s must be finite and >= 0")
+        LoadMix(  # checks the token figures and arrival_scv
+            self.mean_prompt_tokens,
+            self.mean_output_tokens,
+            self.prompt_quantiles,
+            self.arrival_scv,
+        )
         gauges = (
             *self.arrival_rps,
             self.mean_prompt_tokens,
@@ -96,7 +111,12 @@ class PoolSignals:
 
     @property
     def mix(self) -> LoadMix:
-        return LoadMix(self.mean_prompt_tokens, self.mean_output_tokens, self.prompt_quantiles)
+        return LoadMix(
+            self.mean_prompt_tokens,
+            self.mean_output_tokens,
+            self.prompt_quantiles,
+            self.arrival_scv,
+        )
 
     def observed_rps(self) -> float:
         """Mean arrival rate over the last ``window_s`` (the latencies' window)."""

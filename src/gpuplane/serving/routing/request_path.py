@@ -86,6 +86,8 @@ class RequestPath:
         # Derived from the set of engines and their readiness (see slots_changed).
         self.routable: dict[tuple[Role, ...], tuple[list[EngineSlot], int]] = {}
         self.pd: bool | None = None
+        # Draining engines that went idle and left, and when (a terminating pod's end).
+        self.drained_s: dict[str, float] = {}
 
     # -- arrival and routing ------------------------------------------------------------------
     def arrive(self, req: Request, session: tuple[Session, int] | None) -> None:
@@ -258,7 +260,17 @@ class RequestPath:
                 self._complete(tr, rec)
         if slot.draining and slot.engine.is_idle():
             self.slots.pop(slot.engine.engine_id, None)
+            self.drained_s[slot.engine.engine_id] = self.loop.now_s
             self.slots_changed()
+
+    def abandon(self, slot: EngineSlot, records: list[RequestRecord], why: str) -> None:
+        """Requests an engine lost without a chance of retry (its process was killed while it
+        streamed them): each ends aborted with ``why``, not rerouted."""
+        for rec in records:
+            slot.outstanding -= 1
+            tr = self.tracked.get(original_id(rec.request_id))
+            if tr is not None:
+                self._finish(tr, Status.ABORTED, why)
 
     def transfer_done(self, request_id: str) -> None:
         """The event handler: a prefill's KV cache reached its decode engine."""

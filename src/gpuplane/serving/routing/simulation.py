@@ -129,6 +129,7 @@ class ServingSimulation:
             path.handle(slot, slot.engine.advance(now))
             if engine_id in path.slots and slot.engine.is_idle():
                 del path.slots[engine_id]
+                path.drained_s[engine_id] = now
                 path.slots_changed()
             return
         done = slot.engine.advance(now)
@@ -136,6 +137,27 @@ class ServingSimulation:
         del path.slots[engine_id]
         path.slots_changed()
         path.handle(slot, done + aborted)
+
+    def kill_engine(self, engine_id: str, why: str) -> int:
+        """End a draining engine now (SIGKILL after its grace period): what it still serves is
+        aborted, not rerouted (a client whose stream broke sees an error). Returns how many
+        requests were aborted; 0 when the engine had already drained and left."""
+        path, now = self.path, self.loop.now_s
+        slot = path.slots.get(engine_id)
+        if slot is None:
+            return 0
+        path.handle(slot, slot.engine.advance(now))
+        if engine_id not in path.slots:
+            return 0
+        aborted = slot.engine.abort_all(now)
+        del path.slots[engine_id]
+        path.slots_changed()
+        path.abandon(slot, aborted, why)
+        return len(aborted)
+
+    def drained_at(self, engine_id: str) -> float | None:
+        """When a draining engine went idle and left (None: it has not)."""
+        return self.path.drained_s.get(engine_id)
 
     def engines(self) -> list[Engine]:
         return [s.engine for s in self.path.slots.values()]

@@ -46,6 +46,8 @@ from gpuplane.twin.serving.runtime import ServingRuntime
 HISTORY_STEPS = 40  # arrival-rate history the forecast sees (10 minutes at 15 s)
 MIX_WINDOW_S = 300.0  # the request mix is read over the last five minutes
 PROMPT_QUANTILES = (0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
+DISPERSION_WINDOW_S = 60.0  # counts vary around each minute's own mean (the forecast's scale)
+MIN_DISPERSION_ARRIVALS = 50  # fewer: too noisy to tell from Poisson
 
 
 @dataclass(slots=True)
@@ -146,6 +148,10 @@ class SloScaling(Component):
             "histogram_quantile(0.99, sum by (le) "
             f"(rate(vllm:inter_token_latency_seconds_bucket{sel}[1m])))"
         )
+        queued = scalar(
+            "histogram_quantile(0.9, sum by (le) "
+            f"(rate(vllm:request_queue_time_seconds_bucket{sel}[1m])))"
+        )
         return PoolSignals(
             arrival_rps=arrivals,
             mean_prompt_tokens=prompt,
@@ -158,6 +164,12 @@ class SloScaling(Component):
             ttft_p90_s=ttft,
             itl_p99_s=itl,
             prompt_quantiles=self._prompt_quantiles(service, now),
+            queue_time_p90_s=queued,
+            arrival_scv=arrival_dispersion(
+                self.serving.request_stream(service)[0],
+                now,
+                self.serving.services[service].spec.slo_ttft_s,
+            ),
         )
 
     def _prompt_quantiles(self, service: str, now: float) -> tuple[tuple[float, float], ...]:
@@ -209,3 +221,25 @@ def prompt_quantiles(
         return ()
     values = np.quantile(prompts[lo:hi], PROMPT_QUANTILES)
     return tuple((q, float(v)) for q, v in zip(PROMPT_QUANTILES, values, strict=True))
+
+
+def arrival_dispersion(
+    arrivals: np.ndarray, now: float, bin_s: float, span_s: float = MIX_WINDOW_S
+) -> float:
+    """The arrivals' burstiness over ``(now - span_s, now]``: the index of dispersion of their
+    counts in bins of ``bin_s`` (the TTFT budget: a burst shorter than it queues, a longer one
+    is a rate change), each bin taken against the mean of its own minute so that the minute-to-
+    minute changes the rate forecast follows do not count. A Poisson stream gives 1; an
+    estimate of c_a² for the capacity model's G/G/c correction. 1 with too few arrivals.
+    """
+    per_window = max(2, int(DISPERSION_WINDOW_S // bin_s))
+    windows = max(1, int(span_s // (per_window * bin_s)))
+    edges = now - bin_s * np.arange(windows * per_window, -1, -1)
+    counts = np.diff(np.searchsorted(arrivals, edges, side="right")).astype(np.float64)
+    total = float(counts.sum())
+    if total < MIN_DISPERSION_ARRIVALS:
+        return 1.0
+    grid = counts.reshape(windows, per_window)
+    spread = float(((grid - grid.mean(axis=1, keepdims=True)) ** 2).sum())
+    variance = spread / (counts.size - windows)  # pooled within-minute variance
+    return variance / (total / counts.size)

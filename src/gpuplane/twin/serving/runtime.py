@@ -9,7 +9,16 @@ stream). The twin keeps it in step with the cluster:
   the pod is Running but not Ready until then, as a vLLM pod is until ``/health`` answers;
 - an engine that cannot start (weights do not fit, too few GPUs) crashes the container with
   vLLM's reason, and the kubelet restarts it with back-off (CrashLoopBackOff);
-- when a pod ends or is deleted its engine is removed and its requests are rerouted;
+- when a pod is deleted on a healthy node (a scale-down, an eviction, a preemption) it
+  terminates as Kubernetes terminates it: it is Terminating at once, its endpoint leaves the
+  router (no new requests), the requests in flight run on (vLLM finishing them, as a preStop
+  hook waiting for the engine to drain would let it) until it is idle or
+  ``terminationGracePeriodSeconds`` (default 30 s) has passed since the deletion; then SIGKILL
+  ends it and aborts what is left (counted; a broken stream is not retried). Its GPUs count as
+  allocated until then (``Termination``); the twin's node frees them at deletion, a departure
+  that only matters on a full node;
+- when a pod fails or its node is lost its engine is removed at once and its requests are
+  rerouted (the router retries a request whose engine vanished);
 - every ``scrape_interval_s`` the serving simulations are advanced to the twin's clock and each
   engine's ``/metrics`` (vLLM or SGLang names) plus DCGM exporter GPU metrics are scraped into
   the cluster's series store, where PromQL (KEDA, the HPA, the report) reads them.
@@ -47,7 +56,7 @@ from gpuplane.twin.series import SeriesRow
 from gpuplane.twin.serving.capacity import capacity_from_engine
 from gpuplane.twin.serving.engines import BuiltEngine, build_engine
 from gpuplane.twin.serving.series import service_rows
-from gpuplane.twin.serving.summary import ServingSummary, service_summary
+from gpuplane.twin.serving.summary import ServingSummary, TerminationSummary, service_summary
 
 GIB = 1024**3
 
@@ -64,6 +73,18 @@ class _Engine:
 
 
 @dataclass(slots=True)
+class _Termination:
+    """A deleted pod's engine while it drains, and how that ended."""
+
+    engine_id: str
+    num_gpus: int
+    deleted_s: float
+    grace_s: float
+    killed_s: float | None = None
+    aborted: int = 0
+
+
+@dataclass(slots=True)
 class _Service:
     spec: ServiceSpec
     sim: ServingSimulation
@@ -74,6 +95,7 @@ class _Service:
     arrivals: np.ndarray = field(default_factory=lambda: np.zeros(0))
     prompts: np.ndarray = field(default_factory=lambda: np.zeros(0))
     outputs: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    terminations: list[_Termination] = field(default_factory=list)
 
 
 class ServingRuntime(Component):
@@ -144,8 +166,42 @@ class ServingRuntime(Component):
         known = svc.engines.get(pod.uid) if svc is not None else None
         if svc is not None and known is not None and not pod.is_active:
             svc.sim.run_until(self.c.now)
-            svc.sim.remove_engine(known.engine.engine_id, drain=False)
+            eid = known.engine.engine_id
+            graceful = self._graceful(pod)
+            svc.sim.remove_engine(eid, drain=graceful)
             del svc.engines[pod.uid]
+            if graceful:
+                grace = pod.template.termination_grace_period_s
+                term = _Termination(eid, len(known.gpus), self.c.now, grace)
+                svc.terminations.append(term)
+                self.c.loop.after(
+                    grace,
+                    lambda: self._kill(svc, term),
+                    priority=Priority.POD,
+                    label=f"SIGKILL {pod.key}",
+                )
+
+    def _graceful(self, pod: Pod) -> bool:
+        """Deleted (not failed) on a node that is still up: the kubelet runs the termination
+        sequence. A lost node or a failed container ends the engine at once."""
+        if not pod.is_deleted or pod.phase is not PodPhase.RUNNING or pod.node_name is None:
+            return False
+        node = self.c.store.nodes.get(pod.node_name)
+        return node is not None and node.ready and not node.lost
+
+    def _kill(self, svc: _Service, term: _Termination) -> None:
+        """terminationGracePeriodSeconds is over: SIGKILL whatever has not drained."""
+        svc.sim.run_until(self.c.now)
+        if svc.sim.drained_at(term.engine_id) is not None:
+            return
+        term.killed_s = self.c.now
+        term.aborted = svc.sim.kill_engine(
+            term.engine_id,
+            f"engine {term.engine_id} killed after terminationGracePeriodSeconds "
+            f"({term.grace_s:g} s)",
+        )
+        if term.aborted:
+            self.c.count("serving_requests_aborted_at_termination", term.aborted)
 
     def _cold_start_s(self, pod: Pod, node: str, weights_bytes: int) -> float:
         cold = self.spec.cold_start
@@ -204,9 +260,31 @@ class ServingRuntime(Component):
     def summary(self) -> ServingSummary:
         return ServingSummary(
             tuple(
-                service_summary(svc.spec, svc.sim.result(), svc.started)
+                service_summary(svc.spec, svc.sim.result(), svc.started, self._termination(svc))
                 for svc in self.services.values()
             )
+        )
+
+    def _termination(self, svc: _Service) -> TerminationSummary:
+        """Pods that terminated gracefully: drained in time or killed, the requests the kill
+        aborted, and the GPU-hours the terminating pods held (deletion to drained or killed)."""
+        gpu_s, drained, killed, aborted = 0.0, 0, 0, 0
+        for term in svc.terminations:
+            done = svc.sim.drained_at(term.engine_id)
+            end = done if done is not None else term.killed_s
+            if end is None:  # still draining at the end of the run
+                end = min(self.c.now, term.deleted_s + term.grace_s)
+            else:
+                drained += done is not None
+                killed += term.killed_s is not None
+            aborted += term.aborted
+            gpu_s += term.num_gpus * max(0.0, end - term.deleted_s)
+        return TerminationSummary(
+            pods=len(svc.terminations),
+            drained=drained,
+            killed=killed,
+            requests_aborted=aborted,
+            gpu_hours=round(gpu_s / 3600, 3),
         )
 
     def series(self, grid: Sequence[float]) -> dict[str, list[SeriesRow]]:

@@ -61,6 +61,23 @@ class SloTargetsSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class TerminationSummary:
+    """Pods of the service deleted on a healthy node (scale-down, eviction): how many drained
+    within terminationGracePeriodSeconds, how many were killed, the requests that killing
+    aborted, and the GPU-hours the terminating pods still held (not in the pods' allocated
+    GPU-hours: the twin frees a deleted pod's GPUs at once)."""
+
+    pods: int = 0
+    drained: int = 0
+    killed: int = 0
+    requests_aborted: int = 0
+    gpu_hours: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return fields_dict(self)
+
+
+@dataclass(frozen=True, slots=True)
 class ServiceSummary:
     name: str
     deployment: str  # namespace/name
@@ -74,6 +91,7 @@ class ServiceSummary:
     itl_p99_met: bool
     goodput_rps: float
     engines_started: int
+    termination: TerminationSummary = TerminationSummary()
 
     def as_dict(self) -> dict[str, Any]:
         return fields_dict(self)
@@ -101,7 +119,12 @@ def _r(x: float) -> float | None:
     return None if math.isnan(x) else round(x, 4)
 
 
-def service_summary(spec: ServiceSpec, result: SimulationResult, engines: int) -> ServiceSummary:
+def service_summary(
+    spec: ServiceSpec,
+    result: SimulationResult,
+    engines: int,
+    termination: TerminationSummary | None = None,
+) -> ServiceSummary:
     reasons: dict[str, int] = {}
     for o in result.outcomes:
         if o.status in (Status.REJECTED, Status.ABORTED):
@@ -131,4 +154,5 @@ def service_summary(spec: ServiceSpec, result: SimulationResult, engines: int) -
         itl_p99_met=(latency.itl_p99_s or math.inf) <= spec.slo_itl_s,
         goodput_rps=round(met / result.end_s, 4) if result.end_s > 0 else 0.0,
         engines_started=engines,
+        termination=termination or TerminationSummary(),
     )
