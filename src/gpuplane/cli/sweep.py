@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from gpuplane.cli.console import err, out
@@ -61,11 +62,12 @@ def _progress(started: float) -> OnRow:
 def _records_table(
     title: str, columns: tuple[str, ...], records: Sequence[Mapping[str, object]]
 ) -> Table:
-    table = Table(title=title)
+    # Figure paths such as serving[qwen-chat].slo_attainment are not rich markup.
+    table = Table(title=escape(title))
     for column in columns:
-        table.add_column(column, justify="right")
+        table.add_column(escape(column), justify="right")
     for r in records:
-        table.add_row(*("" if r[c] is None else str(r[c]) for c in columns))
+        table.add_row(*("" if r[c] is None else escape(str(r[c])) for c in columns))
     return table
 
 

@@ -207,6 +207,18 @@ def _scaled_objects(scenario: Scenario, path: Path, line_of: LineOf) -> tuple[Sc
 def load_scenario_spec(path: Path) -> LoadedScenario:
     """The scenario at ``path`` with everything it names read, translated and checked."""
     data, index = _read_scenario(path)
+    return scenario_from_data(data, index, path)
+
+
+def read_scenario_data(path: Path) -> tuple[Any, LineIndex]:
+    """The scenario file's data as parsed and its line index, for callers that change fields
+    before :func:`scenario_from_data` (``gpuplane sweep``)."""
+    return _read_scenario(path)
+
+
+def scenario_from_data(data: Any, index: LineIndex, path: Path) -> LoadedScenario:
+    """The scenario from already parsed ``data`` (lines from ``index``; files it names relative
+    to ``path``), checked exactly as :func:`load_scenario_spec` checks the file."""
     source = str(path)
     try:
         scenario = validate_model(Scenario, data)
