@@ -1,7 +1,8 @@
 """A scenario as a sweep base: one point = one twin run of the scenario with the point's values.
 
 Settings (under ``base: {scenario: ...}``): ``file`` (the scenario, relative to the sweep file),
-``until`` (simulated time, e.g. 2h) and ``seed``; both may be varied as knobs of the same name.
+``until`` (simulated time, e.g. 2h) and ``seed`` (both may be varied as knobs of the same name),
+and ``set`` (field path -> value: fixed changes to the scenario for every point).
 A parameter with ``path`` sets that field of the scenario file (``serving.services[0].traffic
 .trace.rate_scale``, ``node_pools[h200].count``) and the scenario is checked by the scenario
 loader as ``gpuplane simulate`` checks it; one with ``keda`` sets a field of a ScaledObject the
@@ -49,6 +50,11 @@ class ScenarioSettings(BaseModel):
     file: str = Field(description="the scenario YAML, relative to the sweep file")
     until: str | float = Field("1h", description="simulated time per point, e.g. 2h")
     seed: int = Field(0, ge=0)
+    set: dict[str, Any] = Field(
+        default_factory=dict,
+        description="scenario field path -> value, applied to every point (the sweep's fixed "
+        "changes to the scenario: the SLO, the trace, its rate)",
+    )
 
     @field_validator("until")
     @classmethod
@@ -222,9 +228,15 @@ def scenario_base(settings: Any, folder: Path, where: str) -> ScenarioBase:
     path = (folder / s.file).resolve()
     try:
         data, index = read_scenario_data(path)
-        loaded = scenario_from_data(data, index, path)
     except InputError as exc:
         raise _relocated(exc, f"{where}.file", "the scenario") from None
+    for key, value in s.set.items():
+        data = set_path(data, key, value, f"{where}.set.{key}")
+    try:
+        loaded = scenario_from_data(data, index, path)
+    except InputError as exc:
+        field = f"{where}.set" if s.set else f"{where}.file"
+        raise _relocated(exc, field, "the scenario") from None
     # The scenario file and every file it names (the resolved config says which).
     named = json.dumps(loaded.scenario.model_dump(mode="json"), sort_keys=True)
     digest = hashlib.sha256(path.read_bytes() + named.encode()).hexdigest()

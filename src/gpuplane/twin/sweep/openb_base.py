@@ -6,7 +6,8 @@ one the caller found), ``nodes`` (the node list), and the defaults of the knobs 
 ``trace`` (a pod list, ``openb_pod_list_<trace>.csv``), ``policy``, ``seed``, ``tune_ratio``.
 Figures: ``unallocated_pct_at_100`` (the paper's metric), ``unallocated_pct_at_<N>`` for any
 arrived % N in 0-130, ``frag_pct_at_100`` (tracks fragmentation: slower), ``failed_pods``,
-``arrivals``.
+``arrivals``, ``wall_s`` (the run's own time, not reproducible: leave it out where tables must
+match).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from gpuplane.twin.sweep.point import Cell, Point, Value
 from gpuplane.twin.sweep.spec import ParameterSpec
 
 KNOBS = ("trace", "policy", "seed", "tune_ratio")
-FIGURES = ("unallocated_pct_at_100", "frag_pct_at_100", "failed_pods", "arrivals")
+FIGURES = ("unallocated_pct_at_100", "frag_pct_at_100", "failed_pods", "arrivals", "wall_s")
 DEFAULT_FIGURES = ("unallocated_pct_at_100", "failed_pods", "arrivals")
 _AT = re.compile(r"unallocated_pct_at_(\d{1,3})")
 DEFAULT_NODES = "openb_node_list_gpu_node.csv"
@@ -146,6 +147,8 @@ class OpenbBase:
                 out[name] = result.frag_pct_at_100
             elif name == "failed_pods":
                 out[name] = result.num_failed
+            elif name == "wall_s":  # the run's own time: not reproducible
+                out[name] = round(result.wall_s, 3)
             else:
                 out[name] = result.num_arrivals
         return out
