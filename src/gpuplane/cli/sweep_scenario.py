@@ -65,12 +65,11 @@ class ScenarioSettings(BaseModel):
 
 
 def _relocated(exc: InputError, field: str, what: str) -> InputError:
-    """A loader's error about the changed scenario, told at the sweep file's field."""
-    return InputError(
-        f"{what} is refused: {exc.render()}",
-        expected="a value the scenario accepts",
-        location=Location(field=field),
-    )
+    """A loader's error about the changed scenario, told at the sweep file's field (the
+    loader's own location, in the scenario or a file it names, stays in the text)."""
+    where = exc.location.render()
+    problem = f"{what} is refused: " + (f"{where}: " if where else "") + exc.problem
+    return InputError(problem, expected=exc.expected, location=Location(field=field))
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,11 +195,14 @@ def _set_keda(so: ScaledObjectIn, target: KedaTarget, value: Value, field: str) 
     if "metadata" in split_path(target.path, field)[-2:-1]:
         text_value = format_cell(value)  # trigger metadata is map[string]string in the CRD
     changed = set_path(manifest, target.path, text_value, field)
-    source = f"ScaledObject {so.metadata.name} with {target.path}={format_cell(value)}"
     try:
-        (checked,) = scaled_objects_from_text(yaml.safe_dump(changed, sort_keys=False), source)
+        (checked,) = scaled_objects_from_text(yaml.safe_dump(changed, sort_keys=False), "")
     except InputError as exc:
-        raise _relocated(exc, field, f"{target.path}={format_cell(value)}") from None
+        problem = f"ScaledObject {so.metadata.name} with {target.path}={format_cell(value)} is "
+        problem += (
+            f"refused: {exc.location.field + ': ' if exc.location.field else ''}{exc.problem}"
+        )
+        raise InputError(problem, expected=exc.expected, location=Location(field=field)) from None
     return checked
 
 
