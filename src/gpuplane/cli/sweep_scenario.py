@@ -218,6 +218,24 @@ def _default_figures(loaded: LoadedScenario) -> tuple[str, ...]:
     return tuple(figures)
 
 
+def _named_files(data: Any, folder: Path) -> list[Path]:
+    """Every string in the resolved scenario that names a file beside it (manifests, traces,
+    ScaledObjects), in order: their bytes go into the digest, so a changed trace is noticed."""
+    found: list[Path] = []
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+        elif isinstance(item, str) and 0 < len(item) < 4096 and "\n" not in item:
+            candidate = folder / item
+            if candidate.is_file() and candidate not in found:
+                found.append(candidate)
+    return found
+
+
 def scenario_base(settings: Any, folder: Path, where: str) -> ScenarioBase:
     """The base from its settings: the scenario read and checked once, here."""
     try:
@@ -239,15 +257,17 @@ def scenario_base(settings: Any, folder: Path, where: str) -> ScenarioBase:
     except InputError as exc:
         field = f"{where}.set" if s.set else f"{where}.file"
         raise _relocated(exc, field, "the scenario") from None
-    # The scenario file and every file it names (the resolved config says which).
-    named = json.dumps(loaded.scenario.model_dump(mode="json"), sort_keys=True)
-    digest = hashlib.sha256(path.read_bytes() + named.encode()).hexdigest()
+    resolved = loaded.scenario.model_dump(mode="json")
+    digest = hashlib.sha256(path.read_bytes())
+    digest.update(json.dumps(resolved, sort_keys=True).encode())
+    for named in _named_files(resolved, path.parent):
+        digest.update(named.read_bytes())
     return ScenarioBase(
         settings=s,
         path=path,
         data=data,
         index=index,
         scaled_objects=tuple(so.metadata.name for so in loaded.spec.scaled_objects),
-        file_digest=digest,
+        file_digest=digest.hexdigest(),
         default_figure_paths=_default_figures(loaded),
     )
