@@ -53,10 +53,20 @@ class RayPool:
         if ray.is_initialized():
             return False
         quiet: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-        if self.address == "local":
-            ray.init(num_cpus=self.workers, **quiet)
-        else:
-            ray.init(address=self.address, **quiet)
+        try:
+            if self.address == "local":
+                ray.init(num_cpus=self.workers, **quiet)
+            else:
+                ray.init(address=self.address, **quiet)
+        except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+            hint = (
+                "start one with `ray start --head`, or use --ray local"
+                if self.address == "auto"
+                else "HOST:6379 of a running cluster's head, or ray://HOST:10001"
+            )
+            raise UnavailableError(
+                f"cannot start or join Ray at {self.address!r}: {exc}; {hint}"
+            ) from None
         return True
 
     def run(
