@@ -1,7 +1,11 @@
-"""Benchmark: every OpenB trace x every policy x seeds (fgd-openb.md §6), in worker processes.
+"""Benchmark: every OpenB trace x every policy x seeds (fgd-openb.md §6), as a sweep.
 
-Run: ``.venv/bin/python bench/openb_all.py`` (defaults: all ``openb_pod_list_*.csv`` in
-``../shared/data/openb``, the GPU node list, the seven policies, seeds 42-51, 2 workers).
+Run: ``.venv/bin/python bench/openb_all.py`` (defaults: the grid of
+``examples/sweeps/openb-grid.yaml``: the 20 traces in ``../shared/data/openb``, the GPU node list,
+the seven policies, seeds 42-51, on ``gpuplane sweep``'s local pool with 2 workers; ``--ray
+local|auto|ADDRESS`` runs the points on Ray; ``--traces``, ``--policies``, ``--seeds`` pick a
+subset). The runs are kept in ``out/sweep/openb-all/results.csv`` as they finish, so a killed run
+resumes where it stopped (docs/sweep.md).
 Writes ``docs/openb_results.json`` (every per-seed number and the default trace's curves),
 ``docs/openb_results.md`` (mean +- population sd of the unallocated GPU % at arrived = 100 %,
 published numbers beside ours, gpuplane - FGD paired by seed) and
@@ -11,21 +15,21 @@ published numbers beside ours, gpuplane - FGD paired by seed) and
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import hashlib
 import json
 import statistics
 import sys
 import time
-from functools import lru_cache
-from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
 
-from gpuplane.scheduler.openb.experiment import run_seed
-from gpuplane.scheduler.openb.trace import NodeTable, PodTable, load_nodes, load_pods
+from gpuplane.cli.sweep_bases import bases
 from gpuplane.scheduler.policies import POLICY_NAMES
+from gpuplane.twin.sweep import LocalPool, RayPool, Row, Sweep, load_sweep, run_sweep
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data" / "openb"
+GRID = REPO / "examples/sweeps/openb-grid.yaml"
 DEFAULT_TRACE = "default"
 # fgd-openb.md §5: the simulator repo's cached results, mean +- population sd, seeds 42-51.
 PUBLISHED: dict[str, dict[str, float]] = {
@@ -56,27 +60,6 @@ PUBLISHED: dict[str, dict[str, float]] = {
     "multigpu50": {"random": 18.72, "dotprod": 5.27, "clustering": 4.31, "packing": 3.94,
                    "bestfit": 4.38, "fgd": 2.91},
 }  # fmt: skip
-
-
-@lru_cache(maxsize=4)
-def _tables(nodes: str, pods: str) -> tuple[NodeTable, PodTable]:
-    return load_nodes(Path(nodes)), load_pods(Path(pods))
-
-
-def _task(args: tuple[str, str, str, str, int]) -> dict[str, Any]:
-    trace, nodes, pods, policy, seed = args
-    node_table, pod_table = _tables(nodes, pods)
-    result = run_seed(node_table, pod_table, policy, seed)
-    return {
-        "trace": trace,
-        "policy": policy,
-        "seed": seed,
-        "unallocated_pct_at_100": result.unallocated_pct_at_100,
-        "failed_pods": result.num_failed,
-        "arrivals": result.num_arrivals,
-        "wall_s": round(result.wall_s, 3),
-        "curve": [None if v != v else float(v) for v in result.unallocated_curve.tolist()],
-    }
 
 
 def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -207,39 +190,62 @@ def _write(
     print(markdown(results, policies, command))
 
 
+def grid(args: argparse.Namespace) -> Sweep:
+    """openb-grid.yaml's points for the chosen traces, policies and seeds; figures: the table's
+    own, each run's wall time and the 0-130 % curve (for the default trace's plot)."""
+    sweep = load_sweep(GRID, bases())
+    low, _, high = args.seeds.partition("-")
+    seeds = set(range(int(low), int(high or low) + 1))
+    policies = set(args.policies.split(","))
+    traces = set(args.traces.split(",")) if args.traces else None
+    points = tuple(
+        p
+        for p in sweep.points
+        if p.value("policy") in policies
+        and p.value("seed") in seeds
+        and (traces is None or p.value("trace") in traces)
+    )
+    figures = (*sweep.figures, "wall_s", *(f"unallocated_pct_at_{x}" for x in range(131)))
+    digest = hashlib.sha256(f"{sweep.digest} {figures}".encode()).hexdigest()[:16]
+    return dataclasses.replace(sweep, points=points, figures=figures, digest=digest)
+
+
+def _row(record: dict[str, Any]) -> dict[str, Any]:
+    """A table row in the shape the summaries and the plot read."""
+    return {
+        "trace": record["trace"],
+        "policy": record["policy"],
+        "seed": record["seed"],
+        "unallocated_pct_at_100": record["unallocated_pct_at_100"],
+        "wall_s": record["wall_s"],
+        "curve": [record[f"unallocated_pct_at_{x}"] for x in range(131)],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--nodes", default="openb_node_list_gpu_node.csv")
     parser.add_argument("--traces", default="", help="comma-separated names (default: all)")
     parser.add_argument("--policies", default=",".join(POLICY_NAMES))
     parser.add_argument("--seeds", default="42-51")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--ray", default=None, help="local, auto or a Ray address")
+    parser.add_argument("--results", type=Path, default=REPO / "out/sweep/openb-all")
     parser.add_argument("--out", type=Path, default=REPO / "docs")
     args = parser.parse_args(argv)
-    low, _, high = args.seeds.partition("-")
-    seeds = list(range(int(low), int(high or low) + 1))
-    policies = args.policies.split(",")
-    files = sorted(args.data.glob("openb_pod_list_*.csv"))
-    traces = {f.stem.removeprefix("openb_pod_list_"): f for f in files}
-    if args.traces:
-        traces = {t: traces[t] for t in args.traces.split(",")}
-    nodes = str(args.data / args.nodes)
-    # Slow policies first, so the two workers finish together.
-    tasks = [
-        (t, nodes, str(f), p, s)
-        for p in sorted(policies, key=lambda p: p not in ("fgd", "gpuplane"))
-        for t, f in traces.items()
-        for s in seeds
-    ]
+    sweep = grid(args)
+    executor = LocalPool(args.workers) if args.ray is None else RayPool(args.ray, args.workers)
     started = time.perf_counter()
-    rows: list[dict[str, Any]] = []
-    with Pool(args.workers) as pool:
-        for i, row in enumerate(pool.imap_unordered(_task, tasks), 1):
-            rows.append(row)
-            if i % 20 == 0 or i == len(tasks):
-                print(f"{i}/{len(tasks)} runs, {time.perf_counter() - started:.0f} s", flush=True)
-    results, curves = _collect(rows, list(traces), policies)
+
+    def progress(done: int, total: int, row: Row) -> None:
+        if done % 20 == 0 or done == total:
+            print(f"{done}/{total} runs, {time.perf_counter() - started:.0f} s", flush=True)
+
+    result = run_sweep(sweep, executor, args.results, on_row=progress)
+    rows = [_row(r) for r in result.records()]
+    traces = list(dict.fromkeys(str(p.value("trace")) for p in sweep.points))
+    policies = [p for p in POLICY_NAMES if p in set(args.policies.split(","))]
+    results, curves = _collect(rows, traces, policies)
+    seeds = sorted({int(r["seed"]) for r in rows})
     command = "python bench/openb_all.py " + " ".join(argv if argv is not None else sys.argv[1:])
     _write(args.out, command.strip(), seeds, started, results, curves, policies)
     return 0

@@ -27,6 +27,7 @@ from gpuplane.cli.serve import serve_app
 from gpuplane.cli.serving import serving_app
 from gpuplane.cli.simulate import simulate_command
 from gpuplane.cli.snapshot import snapshot_app
+from gpuplane.cli.sweep import sweep_command
 from gpuplane.cli.topo import topo_app
 from gpuplane.cli.validate import validate_command
 from gpuplane.core.errors import GpuplaneError, InputErrors
@@ -56,6 +57,7 @@ app.command("simulate")(simulate_command)
 app.command("validate")(validate_command)
 app.command("fit")(fit_command)
 app.command("report")(report_command)
+app.command("sweep")(sweep_command)
 
 
 def _version(value: bool) -> None:

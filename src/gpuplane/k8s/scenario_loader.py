@@ -245,8 +245,22 @@ def load_scenario_spec(path: Path, *, every: bool = False) -> LoadedScenario:
     ``every``: collect every mistake (``gpuplane validate``) and raise them together as an
     InputErrors; otherwise the first one is raised.
     """
-    problems = Problems(collect=every)
     data, index = _read_scenario(path)
+    return scenario_from_data(data, index, path, every=every)
+
+
+def read_scenario_data(path: Path) -> tuple[Any, LineIndex]:
+    """The scenario file's data as parsed and its line index, for callers that change fields
+    before :func:`scenario_from_data` (``gpuplane sweep``)."""
+    return _read_scenario(path)
+
+
+def scenario_from_data(
+    data: Any, index: LineIndex, path: Path, *, every: bool = False
+) -> LoadedScenario:
+    """The scenario from already parsed ``data`` (lines from ``index``; files it names relative
+    to ``path``), checked exactly as :func:`load_scenario_spec` checks the file."""
+    problems = Problems(collect=every)
     source, line_of = str(path), index.line_of
     scenario = _relocated(lambda: validate_model(Scenario, data, every=every), source, line_of)()
     problems.step(
