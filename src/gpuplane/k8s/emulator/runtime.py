@@ -69,9 +69,10 @@ class EngineRuntime:
         self._seq += 1
         return f"{prefix}-{self._seq:08d}"
 
-    def submit(self, req: Request) -> Stream:
-        """``req`` arrives now; its stream (tokens come as the runtime's task commits steps)."""
-        live = self.driver.submit(req)
+    def submit(self, req: Request, external_kv_tokens: int = 0) -> Stream:
+        """``req`` arrives now; its stream (tokens come as the runtime's task commits steps).
+        ``external_kv_tokens``: prompt tokens whose KV was read from a prefill engine (P/D)."""
+        live = self.driver.submit(req, external_kv_tokens)
         stream = Stream(req, live)
         self.streams[req.request_id] = stream
         self._publish()

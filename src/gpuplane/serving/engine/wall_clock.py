@@ -31,12 +31,13 @@ class ClockDriver:
         self.wait_until = wait_until
         self.records: list[RequestRecord] = []
 
-    def submit(self, req: Request) -> LiveRequest:
+    def submit(self, req: Request, external_kv_tokens: int = 0) -> LiveRequest:
         """``req`` reaches the engine now (add every request of an instant before ``poll``);
-        its live state, whose ``token_times`` a streaming server reads."""
+        its live state, whose ``token_times`` a streaming server reads. ``external_kv_tokens``:
+        prompt tokens whose KV another engine computed (``Engine.add_request``)."""
         now = self.clock.now_s()
         self.records += self.engine.advance(now)
-        return self.engine.add_request(req, now)
+        return self.engine.add_request(req, now, external_kv_tokens)
 
     def poll(self) -> None:
         """Commit what ended by now (the engine plans its next step when next asked)."""
