@@ -8,11 +8,17 @@ ready engine the answer is 503 with an OpenAI error body. ``GET /v1/models`` is 
 ready engine; ``/health`` is 200 while one engine is ready; ``/metrics`` has the router's own
 families (below) and the HTTP families.
 
+P/D: with ``--prefill-engine``/``--decode-engine`` engines a request the picker splits goes to a
+prefill engine first (``prefill_hop``: ``max_tokens`` 1 and ``kv_transfer_params`` asking for a
+remote decode), then to the decode engine with the ``kv_transfer_params`` the prefill answered;
+the decode engine's answer is passed through. docs/live.md, "P/D disaggregation".
+
 Router families: ``vllm:num_incoming_requests_total{model}`` (the production-stack router's
 counter and label), ``gpuplane_router_routed_requests_total{server}``,
 ``gpuplane_router_no_engine_total``, ``gpuplane_router_time_to_first_byte_seconds{server}`` and
 ``gpuplane_router_request_duration_seconds{server}`` (as the client of each engine sees them),
-``gpuplane_router_engine_ready{server}``.
+``gpuplane_router_engine_ready{server}``; P/D: ``gpuplane_router_disaggregated_requests_total``,
+``gpuplane_router_prefill_duration_seconds{server}``, ``gpuplane_router_prefill_failures_total``.
 """
 
 from __future__ import annotations
