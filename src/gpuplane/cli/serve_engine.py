@@ -62,6 +62,10 @@ def _kv_settings(
     }
     if topology is not None:
         pair = parse_gpu_indices(gpus)
+        if len(pair) != 2:
+            raise InputError(
+                f"--kv-gpus {gpus!r}", expected="the prefill and the decode GPU, e.g. 0,4"
+            )
         link = pod_interconnect(topology, pair, get_gpu_model(gpu), len(pair))
         out["kv_link"] = KvLink.from_interconnect(link)
     return out

@@ -139,3 +139,15 @@ def test_picker_splits_as_the_request_path_does() -> None:
     # Only prefill engines ready: nowhere to decode.
     engines[0].ready, engines[1].ready = True, False
     assert picker.pick_pd(_req("x" * 400, 5), engines, 0.0).engine is None
+
+
+def test_kv_link_within_a_node_is_the_slowest_hop_between_the_two_gpus() -> None:
+    from gpuplane.cli.serve_engine import _kv_settings
+
+    cfg = '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'
+    got = _kv_settings(cfg, 400.0, "dgx-h100", "0,4", "H100-80GB")
+    assert got["kv_link"].gbps == 450.0  # NV18 on a DGX H100
+    assert _kv_settings(None, 400.0, None, "0,1", "H100-80GB") == {}
+    for gpus, message in (("0,9", "GPU 9 is not on dgx-h100"), ("0,1,2", "--kv-gpus")):
+        with pytest.raises(InputError, match=message):
+            _kv_settings(cfg, 400.0, "dgx-h100", gpus, "H100-80GB")
