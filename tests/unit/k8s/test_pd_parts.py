@@ -85,12 +85,17 @@ def test_holds_are_read_once_and_expire() -> None:
     holds = KvHolds(num_blocks=10, timeout_s=480.0)
     ids = holds.hold("a", 40, 16, now_s=0.0)
     assert ids == [0, 1, 2]
-    assert holds.hold("b", 200, 16, now_s=0.0) == [3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5]
+    assert holds.hold("b", 100, 16, now_s=0.0) == [3, 4, 5, 6, 7, 8, 9]
     assert holds.take("a", (0, 1), now_s=1.0) is None  # not the blocks held
     assert holds.take("a", (0, 1, 2), now_s=1.0) == 40
     assert holds.take("a", (0, 1, 2), now_s=1.0) is None  # read once
     assert holds.expire(480.0) == 0 and holds.expire(480.5) == 1
-    assert holds.held == {}
+    assert holds.held == {} and holds.num_held_blocks == 0
+    # No more than the pool is held: the oldest holds end first (reported as expired).
+    for k in range(4):
+        holds.hold(f"r{k}", 64, 16, now_s=500.0)  # 4 blocks each, 10 in the pool
+    assert list(holds.held) == ["r2", "r3"] and holds.num_held_blocks == 8
+    assert holds.expire(501.0) == 2
 
 
 def test_prefill_body_is_what_vllms_proxy_sends() -> None:
@@ -151,3 +156,10 @@ def test_kv_link_within_a_node_is_the_slowest_hop_between_the_two_gpus() -> None
     for gpus, message in (("0,9", "GPU 9 is not on dgx-h100"), ("0,1,2", "--kv-gpus")):
         with pytest.raises(InputError, match=message):
             _kv_settings(cfg, 400.0, "dgx-h100", gpus, "H100-80GB")
+
+
+def test_serve_router_needs_an_engine_to_decode_on() -> None:
+    assert run(["serve", "router", "--prefill-engine", "http://127.0.0.1:1"]) == 2
+    assert run(["serve", "router", "--engine", "127.0.0.1:8000"]) == 2
+    same = ["--engine", "http://127.0.0.1:1", "--decode-engine", "http://127.0.0.1:1/"]
+    assert run(["serve", "router", *same]) == 2

@@ -60,21 +60,33 @@ class _Held:
 
 
 class KvHolds:
-    """Prefill side (mutable): the blocks kept for remote decodes, by request id."""
+    """Prefill side (mutable): the blocks kept for remote decodes, by request id. At most the
+    engine's pool is held: a hold that would exceed it ends the oldest ones first (counted as
+    expired), which bounds the emulator's memory whatever its clients do."""
 
     def __init__(self, num_blocks: int, timeout_s: float) -> None:
         self.num_blocks = max(num_blocks, 1)
         self.timeout_s = timeout_s
-        self.held: dict[str, _Held] = {}
+        self.held: dict[str, _Held] = {}  # in the order the holds began
+        self.num_held_blocks = 0
+        self.num_evicted = 0  # holds ended early for room (not yet reported)
         self._next = 0
 
     def hold(self, request_id: str, num_tokens: int, block_size: int, now_s: float) -> list[int]:
         """Keep ``num_tokens`` tokens' blocks; their ids (taken round the engine's pool)."""
-        count = math.ceil(num_tokens / block_size)
+        count = min(math.ceil(num_tokens / block_size), self.num_blocks)
+        while self.held and self.num_held_blocks + count > self.num_blocks:
+            oldest = next(iter(self.held))
+            self._drop(oldest)
+            self.num_evicted += 1
         ids = [(self._next + i) % self.num_blocks for i in range(count)]
         self._next = (self._next + count) % self.num_blocks
         self.held[request_id] = _Held(tuple(ids), num_tokens, now_s + self.timeout_s)
+        self.num_held_blocks += count
         return ids
+
+    def _drop(self, request_id: str) -> None:
+        self.num_held_blocks -= len(self.held.pop(request_id).block_ids)
 
     def take(self, request_id: str, block_ids: tuple[int, ...], now_s: float) -> int | None:
         """A read of the held blocks: their token count (the hold ends), or None."""
@@ -82,15 +94,16 @@ class KvHolds:
         held = self.held.get(request_id)
         if held is None or held.block_ids != block_ids:
             return None
-        del self.held[request_id]
+        self._drop(request_id)
         return held.num_tokens
 
     def expire(self, now_s: float) -> int:
         """Free the holds past their deadline; how many."""
         gone = [rid for rid, h in self.held.items() if h.expires_s < now_s]
         for rid in gone:
-            del self.held[rid]
-        return len(gone)
+            self._drop(rid)
+        evicted, self.num_evicted = self.num_evicted, 0
+        return len(gone) + evicted
 
 
 @dataclass(frozen=True, slots=True)
