@@ -155,13 +155,15 @@ def test_prefill_errors_are_answered_with_the_engine_error_body() -> None:
     asyncio.run(body())
 
 
-async def _prefill_directly(http: aiohttp.ClientSession, p: str, prompt: str) -> Json:
+async def _prefill_directly(
+    http: aiohttp.ClientSession, p: str, prompt: str, engine_id: str = "p"
+) -> Json:
     body = {"model": MODEL, "prompt": prompt, "max_tokens": 1, "kv_transfer_params": PREFILL_PARAMS}
     status, out = await post(http, p + "/v1/completions", body)
     assert status == 200 and out["choices"][0]["finish_reason"] == "length"
     params: Json = out["kv_transfer_params"]
     assert params["do_remote_prefill"] is True and params["do_remote_decode"] is False
-    assert params["remote_engine_id"] == "p" and params["tp_size"] == 1
+    assert params["remote_engine_id"] == engine_id and params["tp_size"] == 1
     assert len(params["remote_block_ids"]) == math.ceil(out["usage"]["prompt_tokens"] / 16)
     return params
 
@@ -173,6 +175,7 @@ def test_expired_or_unknown_blocks_fail_or_recompute_as_the_policy_says() -> Non
         s_p = settings(kv_transfer=kv("p"), kv_hold_timeout_s=1.0)
         async with (
             emulator(s_p) as p,
+            emulator(settings(kv_transfer=kv("p-480"))) as p_480,
             emulator(settings(kv_transfer=kv("d-fail"))) as d_fail,
             emulator(settings(kv_transfer=kv("d-re", "recompute"))) as d_re,
             aiohttp.ClientSession() as http,
@@ -203,8 +206,9 @@ def test_expired_or_unknown_blocks_fail_or_recompute_as_the_policy_says() -> Non
             assert total(dec, by_source, source="external_kv_transfer") == 0
             assert total(dec, "gpuplane_emulator_kv_pulls_total", outcome="recomputed") == 1
             assert total(dec, "vllm:nixl_num_failed_transfers_total") == 1
-            # A fresh hold is read once; a second read of the same blocks finds nothing.
-            fresh = {**decode, "kv_transfer_params": await _prefill_directly(http, p, prompt)}
+            # A fresh hold (480 s) is read once; a second read of the same blocks finds nothing.
+            params = await _prefill_directly(http, p_480, prompt, "p-480")
+            fresh = {**decode, "kv_transfer_params": params}
             got = chunks(await stream(http, d_re + "/v1/completions", fresh))
             assert "".join(c["choices"][0]["text"] for c in got if c["choices"])
             again = await scrape(http, d_re)
