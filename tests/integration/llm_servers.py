@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
 
 from gpuplane.k8s.aiohttp_serve import serving
 from gpuplane.k8s.emulator.dcgm import DcgmSettings, make_dcgm_app
+from gpuplane.k8s.emulator.kv_config import KvTransferConfig
 from gpuplane.k8s.emulator.service import make_app
 from gpuplane.k8s.emulator.settings import EmulatorSettings, build, deployment
 from gpuplane.k8s.router.service import make_router_app
@@ -29,6 +31,9 @@ def settings(
     max_model_len: int | None = 4096,
     max_num_batched_tokens: int | None = None,
     tp: int = 1,
+    kv_transfer: KvTransferConfig | None = None,
+    kv_link_gbit: float = 400.0,
+    kv_hold_timeout_s: float = 480.0,
 ) -> EmulatorSettings:
     spec = InferenceServerSpec(
         kind=kind,
@@ -38,7 +43,16 @@ def settings(
         max_model_len=max_model_len,
         max_num_batched_tokens=max_num_batched_tokens,
     )
-    return EmulatorSettings(spec, "H100-80GB", time_scale, seed, load_time_s=load_time_s)
+    return EmulatorSettings(
+        spec,
+        "H100-80GB",
+        time_scale,
+        seed,
+        load_time_s=load_time_s,
+        kv_transfer=kv_transfer,
+        kv_link_gbit=kv_link_gbit,
+        kv_hold_timeout_s=kv_hold_timeout_s,
+    )
 
 
 @asynccontextmanager
@@ -61,10 +75,39 @@ async def emulator_with_dcgm(
         yield url, dcgm_url
 
 
-@asynccontextmanager
-async def router(urls: list[str], policy: str) -> AsyncIterator[str]:
-    async with serving(make_router_app(urls, policy, scrape_interval_s=0.02)) as url:
+async def router(
+    urls: list[str],
+    policy: str,
+    *,
+    prefill: Sequence[str] = (),
+    decode: Sequence[str] = (),
+) -> AsyncIterator[str]:
+    app = make_router_app(
+        urls, policy, scrape_interval_s=0.02, prefill_urls=prefill, decode_urls=decode
+    )
+    async with serving(app) as url:
         yield url
+
+
+Sample = tuple[str, dict[str, str], float]
+
+
+async def scrape(client: aiohttp.ClientSession, url: str) -> list[Sample]:
+    """The samples of ``url``'s ``/metrics``."""
+    async with client.get(url + "/metrics") as resp:
+        text = await resp.text()
+    return [
+        (s.name, dict(s.labels), s.value)
+        for fam in text_string_to_metric_families(text)
+        for s in fam.samples
+    ]
+
+
+def total(samples: list[Sample], name: str, **labels: str) -> float:
+    """The sum of ``name``'s samples whose labels include ``labels``."""
+    return sum(
+        v for n, lab, v in samples if n == name and all(lab.get(k) == x for k, x in labels.items())
+    )
 
 
 async def post(client: aiohttp.ClientSession, url: str, body: Json) -> tuple[int, Json]:

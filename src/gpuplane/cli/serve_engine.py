@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import socket
 import sys
 from collections.abc import Callable
@@ -14,11 +15,16 @@ from typing import Annotated, Any, Literal
 import typer
 from aiohttp import web
 
+from gpuplane.cli.serving import parse_gpu_indices
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.aiohttp_serve import bound, serve_app
 from gpuplane.k8s.emulator.dcgm import DEFAULT_DRIVER_VERSION, DcgmSettings, make_dcgm_app
+from gpuplane.k8s.emulator.kv_config import parse_kv_transfer_config
+from gpuplane.k8s.emulator.nixl import DEFAULT_HOLD_S, HOLD_TIMEOUT_ENV
 from gpuplane.k8s.emulator.service import make_app
 from gpuplane.k8s.emulator.settings import EmulatorSettings, build, deployment
+from gpuplane.serving.steptime.interconnect import pod_interconnect
+from gpuplane.serving.steptime.kv_transfer import KvLink
 from gpuplane.topology.catalog import get_gpu_model
 from gpuplane.twin.scenario.inference import InferenceServerSpec
 
@@ -36,12 +42,50 @@ def _listening(
         "num_gpu_blocks": blocks,
         "time_scale": settings.time_scale,
     }
+    if settings.kv_transfer is not None:
+        line["kv_role"] = settings.kv_transfer.kv_role
+        line["kv_engine_id"] = settings.kv_transfer.engine_id
 
     def report(port: int) -> None:
         sys.stderr.write(json.dumps({**line, "port": port, **extra}) + "\n")
         sys.stderr.flush()
 
     return report
+
+
+def _kv_settings(
+    config: str | None, gbit: float, topology: str | None, gpus: str, gpu: str
+) -> dict[str, Any]:
+    """The P/D fields of the settings (none without --kv-transfer-config)."""
+    if config is None:
+        return {}
+    out: dict[str, Any] = {
+        "kv_transfer": parse_kv_transfer_config(config),
+        "kv_link_gbit": gbit,
+        "kv_hold_timeout_s": _hold_timeout(),
+    }
+    if topology is not None:
+        pair = parse_gpu_indices(gpus)
+        if len(pair) != 2:
+            raise InputError(
+                f"--kv-gpus {gpus!r}", expected="the prefill and the decode GPU, e.g. 0,4"
+            )
+        link = pod_interconnect(topology, pair, get_gpu_model(gpu), len(pair))
+        out["kv_link"] = KvLink.from_interconnect(link)
+    return out
+
+
+def _hold_timeout() -> float:
+    raw = os.environ.get(HOLD_TIMEOUT_ENV)
+    if raw is None:
+        return DEFAULT_HOLD_S
+    try:
+        value = int(raw)  # vLLM reads it with int()
+    except ValueError:
+        value = -1
+    if value <= 0:
+        raise InputError(f"{HOLD_TIMEOUT_ENV}={raw!r}", expected="whole seconds > 0")
+    return float(value)
 
 
 def engine_command(
@@ -97,6 +141,24 @@ def engine_command(
     dcgm_pod: Annotated[str, typer.Option("--dcgm-pod", envvar="POD_NAME")] = "",
     dcgm_namespace: Annotated[str, typer.Option("--dcgm-namespace", envvar="POD_NAMESPACE")] = "",
     dcgm_container: Annotated[str, typer.Option("--dcgm-container", envvar="CONTAINER_NAME")] = "",
+    kv_transfer_config: Annotated[
+        str | None,
+        typer.Option(
+            "--kv-transfer-config",
+            help='P/D, as vLLM takes it: {"kv_connector":"NixlConnector","kv_role":"kv_both"}.',
+        ),
+    ] = None,
+    kv_link_gbit: Annotated[
+        float,
+        typer.Option("--kv-link-gbit", min=1e-3, help="P/D: NIC per prefill rank (Gb/s)."),
+    ] = 400.0,
+    kv_topology: Annotated[
+        str | None,
+        typer.Option("--kv-topology", help="P/D within one node: a preset or topology file."),
+    ] = None,
+    kv_gpus: Annotated[
+        str, typer.Option("--kv-gpus", help="With --kv-topology: the prefill and decode GPU.")
+    ] = "0,1",
 ) -> None:
     """Serve /v1/completions, /v1/chat/completions, /v1/models, /health and /metrics."""
     spec = InferenceServerSpec(
@@ -111,7 +173,13 @@ def engine_command(
         enable_prefix_caching=enable_prefix_caching,
     )
     settings = EmulatorSettings(
-        spec, gpu, time_scale, seed, mean_output_tokens=mean_output_tokens, load_time_s=load_time
+        spec,
+        gpu,
+        time_scale,
+        seed,
+        mean_output_tokens=mean_output_tokens,
+        load_time_s=load_time,
+        **_kv_settings(kv_transfer_config, kv_link_gbit, kv_topology, kv_gpus, gpu),
     )
     built, load_s = build(settings)
     app = make_app(settings, built.engine, load_s, precise_wake=True)  # the process is its own

@@ -13,29 +13,43 @@ from gpuplane.core.errors import InputError
 from gpuplane.k8s.deploy.extender import extender_objects
 from gpuplane.k8s.deploy.mig_controller import mig_controller_objects
 from gpuplane.k8s.deploy.objects import Obj
+from gpuplane.k8s.deploy.serving import ServingBundle, serving_objects
 
-TARGETS = ("extender", "mig-controller")
+TARGETS = ("extender", "mig-controller", "serving")
 
 
-def bundle(target: str, namespace: str, image: str, bind: bool = False) -> dict[str, list[Obj]]:
+def bundle(
+    target: str,
+    namespace: str,
+    image: str,
+    bind: bool = False,
+    serving: ServingBundle | None = None,
+) -> dict[str, list[Obj]]:
     if target == "extender":
         return extender_objects(namespace, image, bind)
     if bind:
         raise InputError(f"--bind is for the extender, not {target!r}", expected="extender")
     if target == "mig-controller":
         return mig_controller_objects(namespace, image)
-    raise InputError(f"unknown deploy target {target!r}", expected=" or ".join(TARGETS))
+    if target == "serving":
+        return serving_objects(serving or ServingBundle(namespace, image))
+    raise InputError(f"unknown deploy target {target!r}", expected=", ".join(TARGETS))
 
 
 def namespace_object(namespace: str) -> Obj:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
 
 
-def render(target: str, namespace: str, image: str, out: Path, bind: bool = False) -> list[Path]:
-    files = {
-        "namespace.yaml": [namespace_object(namespace)],
-        **bundle(target, namespace, image, bind),
-    }
+def render(
+    target: str,
+    namespace: str,
+    image: str,
+    out: Path,
+    bind: bool = False,
+    serving: ServingBundle | None = None,
+) -> list[Path]:
+    made = bundle(target, namespace, image, bind, serving)
+    files = {"namespace.yaml": [namespace_object(namespace)], **made}
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, objects in files.items():

@@ -14,10 +14,14 @@ import json
 import time
 from collections.abc import AsyncIterator
 
+import aiohttp
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from gpuplane.k8s.emulator.clock import ScaledClock
+from gpuplane.k8s.emulator.kv_params import NONE, read_kv_params
+from gpuplane.k8s.emulator.nixl import READ_PATH, NixlConnector
+from gpuplane.k8s.emulator.nixl_metrics import NixlMetrics
 from gpuplane.k8s.emulator.runtime import EngineRuntime, Stream, emitted
 from gpuplane.k8s.emulator.settings import EmulatorSettings
 from gpuplane.k8s.openai import shapes
@@ -27,13 +31,22 @@ from gpuplane.k8s.openai.http_metrics import HttpMetrics
 from gpuplane.k8s.openai.text import OutputWords, segments_of, text_tokens
 from gpuplane.serving.engine.engine import Engine
 from gpuplane.serving.metrics.exposition import EngineCollector
-from gpuplane.serving.request import Request, RequestId
+from gpuplane.serving.models.catalog import resolve_model
+from gpuplane.serving.request import FinishReason, Request, RequestId
 
 RUNTIME = web.AppKey("runtime", EngineRuntime)
 
 
 def error_response(err: ApiError) -> web.Response:
     return web.json_response(err.body(), status=err.status)
+
+
+def _local(request: web.Request) -> tuple[str, int]:
+    """The address this connection reached the server on (what a peer can reach it at)."""
+    sock = request.transport.get_extra_info("sockname") if request.transport else None
+    if isinstance(sock, tuple) and len(sock) >= 2:
+        return str(sock[0]), int(sock[1])
+    return request.url.host or "127.0.0.1", request.url.port or 80
 
 
 class EmulatorService:
@@ -49,6 +62,18 @@ class EmulatorService:
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(EngineCollector(lambda: [(engine, {})]))
         self.http = HttpMetrics(self.registry)
+        self.nixl: NixlConnector | None = None
+        if settings.kv_transfer is not None:
+            self.nixl = NixlConnector(
+                settings.kv_transfer,
+                engine,
+                resolve_model(settings.spec.model),
+                settings.spec.tensor_parallel_size,
+                settings.kv_link_for,
+                self.runtime.clock,
+                NixlMetrics(self.registry, self.model),
+                settings.kv_hold_timeout_s,
+            )
         self._task: asyncio.Task[None] | None = None
 
     # -- probes and metrics -----------------------------------------------------------------
@@ -72,6 +97,8 @@ class EmulatorService:
 
     async def metrics(self, request: web.Request) -> web.Response:
         self.runtime.poll()
+        if self.nixl is not None:
+            self.nixl.expire()
         return web.Response(
             body=generate_latest(self.registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
         )
@@ -87,6 +114,7 @@ class EmulatorService:
         # The request arrives when its handler starts, before its body is read and counted: the
         # emulated engine sees it then, as the twin sees a request at its arrival time.
         arrival_s = self.runtime.clock.now_s()
+        streaming = False
         try:
             if not self.runtime.ready:
                 raise ApiError(503, "The model is loading; the server is not ready yet.")
@@ -97,10 +125,21 @@ class EmulatorService:
             call = read_call(kind, body)
             if call.model != self.model:
                 raise model_not_found(call.model)
+            kv = read_kv_params(body) if self.nixl is not None else NONE
             req, words = self._request(call, arrival_s)
+            streaming = call.stream
+            external = 0
+            queued_s = arrival_s
+            if kv.remote_prefill and self.nixl is not None:
+                external = (await self.nixl.pull(kv, req)).external_tokens
+                # The decode engine schedules the request once its KV has been read (the read's
+                # time stays in the request's TTFT through its arrival time).
+                queued_s = self.runtime.clock.now_s()
         except ApiError as err:
+            if streaming:  # accepted, then failed (a KV read): vLLM streams the error
+                return await self._sse_error(request, err)
             return error_response(err)
-        stream = self.runtime.submit(req)
+        stream = self.runtime.submit(req, external, at=queued_s)
         rid = ("cmpl-" if kind == "completion" else "chatcmpl-") + req.request_id
         if call.stream:
             return await self._sse(request, call, rid, stream, words)
@@ -112,7 +151,31 @@ class EmulatorService:
         text = words.next_words(rec.output_tokens)
         created = int(time.time())
         out = shapes.response(kind, rid, created, self.model, text, str(rec.finish_reason), use)
+        if kv.remote_decode and self.nixl is not None:
+            capped = rec.finish_reason is FinishReason.LENGTH
+            params = self.nixl.finished_prefill(rid, rec.prompt_tokens, capped, _local(request))
+            out["kv_transfer_params"] = params
         return web.json_response(out)
+
+    async def nixl_read(self, request: web.Request) -> web.Response:
+        """NIXL's READ and notification of held KV blocks (emulated over HTTP)."""
+        assert self.nixl is not None
+        try:
+            body = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            body = None
+        status, out = self.nixl.read(body)
+        return web.json_response(out, status=status)
+
+    async def _sse_error(self, request: web.Request, err: ApiError) -> web.StreamResponse:
+        resp = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await resp.prepare(request)
+        with contextlib.suppress(ConnectionResetError):
+            await resp.write(shapes.sse(err.body()) + shapes.DONE)
+            await resp.write_eof()
+        return resp
 
     def _request(self, call: Call, arrival_s: float) -> tuple[Request, OutputWords]:
         tokens = [str(t) for t in call.prompt_ids] if call.prompt_ids else text_tokens(call.prompt)
@@ -177,6 +240,8 @@ class EmulatorService:
 
     # -- lifecycle --------------------------------------------------------------------------
     async def on_startup(self, app: web.Application) -> None:
+        if self.nixl is not None:
+            self.nixl.session = aiohttp.ClientSession()
         self._task = asyncio.get_running_loop().create_task(self.runtime.run())
 
     async def on_cleanup(self, app: web.Application) -> None:
@@ -184,6 +249,8 @@ class EmulatorService:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        if self.nixl is not None and self.nixl.session is not None:
+            await self.nixl.session.close()
 
 
 def make_app(
@@ -198,6 +265,8 @@ def make_app(
     app.router.add_get("/metrics", service.metrics)
     app.router.add_post("/v1/completions", service.completions)
     app.router.add_post("/v1/chat/completions", service.chat)
+    if service.nixl is not None:
+        app.router.add_post(READ_PATH, service.nixl_read)
     app.on_startup.append(service.on_startup)
     app.on_cleanup.append(service.on_cleanup)
     return app

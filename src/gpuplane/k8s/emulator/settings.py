@@ -17,6 +17,9 @@ from dataclasses import dataclass
 
 from gpuplane.k8s.emulator.dcgm_model import Deployment, LoadPhases
 from gpuplane.serving.models.shape import DTYPE_BYTES
+from gpuplane.k8s.emulator.kv_config import KvTransferConfig
+from gpuplane.k8s.emulator.nixl import DEFAULT_HOLD_S
+from gpuplane.serving.steptime.kv_transfer import KvLink
 from gpuplane.topology.catalog import get_gpu_model
 from gpuplane.twin.scenario.inference import InferenceServerSpec
 from gpuplane.twin.scenario.serving_spec import ColdStart
@@ -33,6 +36,19 @@ class EmulatorSettings:
     load_time_s: float | None = None  # None: from the memory plan (weights / storage + init)
     storage_gbps: float = ColdStart().storage_gbps
     init_s: float = ColdStart().init_s
+    # P/D (docs/live.md, "P/D disaggregation"): --kv-transfer-config, and the link the KV
+    # cache is read over: a NIC of kv_link_gbit (the twin's kv_link_gbit_per_s default), one
+    # per prefill TP rank, or kv_link (GPUs of one node, from its topology).
+    kv_transfer: KvTransferConfig | None = None
+    kv_link_gbit: float = 400.0
+    kv_link: KvLink | None = None
+    kv_hold_timeout_s: float = DEFAULT_HOLD_S  # VLLM_NIXL_ABORT_REQUEST_TIMEOUT
+
+    def kv_link_for(self, prefill_tp: int) -> KvLink:
+        """The path a prefill engine of ``prefill_tp`` ranks sends its KV over."""
+        if self.kv_link is not None:
+            return self.kv_link
+        return KvLink.nic(self.kv_link_gbit, parallel_paths=prefill_tp)
 
 
 def build(settings: EmulatorSettings) -> tuple[BuiltEngine, float]:

@@ -13,7 +13,9 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-EXCLUDED = frozenset({"/metrics", "/health", "/load", "/ping", "/version"})
+# The emulator's NIXL read (k8s/emulator/nixl.py) stands in for NIXL's side channel, which is not
+# an HTTP route of vLLM's server: left out too.
+EXCLUDED = frozenset({"/metrics", "/health", "/load", "/ping", "/version", "/gpuplane/nixl/read"})
 HIGHR_BUCKETS = (
     0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5,
     5.0, 7.5, 10.0, 30.0, 60.0,

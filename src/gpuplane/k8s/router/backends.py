@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from gpuplane.serving.routing.router import Role
+
 _WAITING = ("vllm:num_requests_waiting", "sglang:num_queue_reqs")
 _RUNNING = ("vllm:num_requests_running", "sglang:num_running_reqs")
 _USAGE = ("vllm:kv_cache_usage_perc", "sglang:token_usage")
@@ -51,10 +53,12 @@ def parse_load(text: str) -> EngineLoadScrape:
 
 
 class Backend:
-    """One engine as the router holds it (mutable: readiness, load, requests in flight)."""
+    """One engine as the router holds it (mutable: readiness, load, requests in flight) and
+    its P/D role (``both``: serves whole requests)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, role: Role = "both") -> None:
         self.url = url.rstrip("/")
+        self.role: Role = role
         self.ready = False
         self.load = EngineLoadScrape()
         self.outstanding = 0

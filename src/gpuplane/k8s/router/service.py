@@ -8,11 +8,17 @@ ready engine the answer is 503 with an OpenAI error body. ``GET /v1/models`` is 
 ready engine; ``/health`` is 200 while one engine is ready; ``/metrics`` has the router's own
 families (below) and the HTTP families.
 
+P/D: with ``--prefill-engine``/``--decode-engine`` engines a request the picker splits goes to a
+prefill engine first (``prefill_hop``: ``max_tokens`` 1 and ``kv_transfer_params`` asking for a
+remote decode), then to the decode engine with the ``kv_transfer_params`` the prefill answered;
+the decode engine's answer is passed through. docs/live.md, "P/D disaggregation".
+
 Router families: ``vllm:num_incoming_requests_total{model}`` (the production-stack router's
 counter and label), ``gpuplane_router_routed_requests_total{server}``,
 ``gpuplane_router_no_engine_total``, ``gpuplane_router_time_to_first_byte_seconds{server}`` and
 ``gpuplane_router_request_duration_seconds{server}`` (as the client of each engine sees them),
-``gpuplane_router_engine_ready{server}``.
+``gpuplane_router_engine_ready{server}``; P/D: ``gpuplane_router_disaggregated_requests_total``,
+``gpuplane_router_prefill_duration_seconds{server}``, ``gpuplane_router_prefill_failures_total``.
 """
 
 from __future__ import annotations
@@ -20,7 +26,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import random
 import time
+import uuid
+from collections.abc import Sequence
 
 import aiohttp
 from aiohttp import web
@@ -33,6 +42,7 @@ from prometheus_client import (
     generate_latest,
 )
 
+from gpuplane.core.errors import InputError
 from gpuplane.k8s.emulator.service import error_response
 from gpuplane.k8s.openai.calls import CallKind, read_call
 from gpuplane.k8s.openai.errors import ApiError
@@ -40,8 +50,11 @@ from gpuplane.k8s.openai.http_metrics import HttpMetrics
 from gpuplane.k8s.openai.text import segments_of, text_tokens
 from gpuplane.k8s.router.backends import Backend, parse_load
 from gpuplane.k8s.router.picker import Picker
+from gpuplane.k8s.router.prefill_hop import PrefillAnswer, run_prefill
 from gpuplane.serving.metrics.families import VLLM_TTFT_BUCKETS
 from gpuplane.serving.request import Request, RequestId
+from gpuplane.serving.routing.pd import PDSettings
+from gpuplane.serving.routing.router import Role
 
 
 class RouterMetrics:
@@ -81,14 +94,49 @@ class RouterMetrics:
             ("server",),
             registry=registry,
         )
+        self.disaggregated = Counter(
+            "gpuplane_router_disaggregated_requests",
+            "Requests split into a prefill on one engine and a decode on another.",
+            registry=registry,
+        )
+        self.prefill = Histogram(
+            "gpuplane_router_prefill_duration_seconds",
+            "Time from a split request to its prefill engine's answer (kv_transfer_params).",
+            ("server",),
+            buckets=VLLM_TTFT_BUCKETS,
+            registry=registry,
+        )
+        self.prefill_failures = Counter(
+            "gpuplane_router_prefill_failures",
+            "Split requests whose prefill engine failed or answered an error.",
+            ("server",),
+            registry=registry,
+        )
 
 
 class RouterService:
     """Mutable owner of the backends, the picker and the HTTP client session."""
 
-    def __init__(self, urls: list[str], policy: str, scrape_interval_s: float, seed: int) -> None:
-        self.backends = {b.url: b for b in (Backend(u) for u in urls)}
-        self.picker = Picker(policy, seed)
+    def __init__(
+        self,
+        urls: list[str],
+        policy: str,
+        scrape_interval_s: float,
+        seed: int,
+        *,
+        prefill_urls: Sequence[str] = (),
+        decode_urls: Sequence[str] = (),
+        pd: PDSettings | None = None,
+    ) -> None:
+        roles: list[tuple[str, Role]] = [(u, "both") for u in urls]
+        roles += [(u, "prefill") for u in prefill_urls] + [(u, "decode") for u in decode_urls]
+        self.backends: dict[str, Backend] = {}
+        for url, role in roles:
+            b = Backend(url, role)
+            if b.url in self.backends:
+                raise InputError(f"engine {b.url} is given twice", expected="each URL once")
+            self.backends[b.url] = b
+        self.picker = Picker(policy, seed, pd)
         self.scrape_interval_s = scrape_interval_s
         self.registry = CollectorRegistry(auto_describe=False)
         self.metrics = RouterMetrics(self.registry)
@@ -96,6 +144,7 @@ class RouterService:
         self.session: aiohttp.ClientSession | None = None
         self._task: asyncio.Task[None] | None = None
         self._seq = 0
+        self._rng = random.Random(seed)  # X-Request-Id suffixes (the hops share one)
         self._origin = time.monotonic()
 
     # -- scraping -----------------------------------------------------------------------------
@@ -144,7 +193,9 @@ class RouterService:
     async def chat(self, request: web.Request) -> web.StreamResponse:
         return await self._route(request, "chat", "/v1/chat/completions")
 
-    def _routing_request(self, raw: bytes, kind: CallKind) -> tuple[str, Request]:
+    def _routing_request(
+        self, raw: bytes, kind: CallKind
+    ) -> tuple[str, Request, dict[str, object]]:
         try:
             body = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -161,23 +212,51 @@ class RouterService:
             session_id=call.session,
             max_tokens=call.max_tokens,
         )
-        return call.model, req
+        return call.model, req, body
 
     async def _route(self, request: web.Request, kind: CallKind, path: str) -> web.StreamResponse:
         raw = await request.read()
         try:
-            model, req = self._routing_request(raw, kind)
+            model, req, body = self._routing_request(raw, kind)
             self.metrics.incoming.labels(model).inc()
-            decision = self.picker.pick(req, list(self.backends.values()), req.arrival_s)
-            if decision.engine_id is None:
+            route = self.picker.pick_pd(req, list(self.backends.values()), req.arrival_s)
+            if route.engine is None:
                 self.metrics.no_engine.inc()
-                raise ApiError(503, f"No ready engine for model `{model}`: {decision.reason}.")
+                raise ApiError(503, f"No ready engine for model `{model}`: {route.reason}.")
+            request_id = f"{req.request_id}-{uuid.UUID(int=self._rng.getrandbits(128))}"
+            if route.prefill is not None:
+                answer = await self._prefill(route.prefill, path, body, request_id)
+                if answer.decode_body is None:
+                    return web.json_response(answer.error, status=answer.status)
+                raw = json.dumps(answer.decode_body).encode()
         except ApiError as err:
             return error_response(err)
-        return await self._forward(request, self.backends[decision.engine_id], path, raw)
+        return await self._forward(request, route.engine, path, raw, request_id)
+
+    async def _prefill(
+        self, b: Backend, path: str, body: dict[str, object], request_id: str
+    ) -> PrefillAnswer:
+        """The prefill hop (``prefill_hop``); counted as a request routed to ``b``."""
+        assert self.session is not None
+        self.metrics.disaggregated.inc()
+        b.outstanding += 1
+        b.num_routed += 1
+        self.metrics.routed.labels(b.url).inc()
+        start = time.perf_counter()
+        try:
+            answer = await run_prefill(self.session, b.url + path, body, request_id)
+        except ApiError:
+            self.metrics.prefill_failures.labels(b.url).inc()
+            raise
+        finally:
+            b.outstanding -= 1
+            self.metrics.prefill.labels(b.url).observe(time.perf_counter() - start)
+        if answer.decode_body is None:
+            self.metrics.prefill_failures.labels(b.url).inc()
+        return answer
 
     async def _forward(
-        self, request: web.Request, b: Backend, path: str, raw: bytes
+        self, request: web.Request, b: Backend, path: str, raw: bytes, request_id: str
     ) -> web.StreamResponse:
         assert self.session is not None
         b.outstanding += 1
@@ -186,7 +265,7 @@ class RouterService:
         start = time.perf_counter()
         resp: web.StreamResponse | None = None
         try:
-            headers = {"Content-Type": "application/json"}
+            headers = {"Content-Type": "application/json", "X-Request-Id": request_id}
             async with self.session.post(b.url + path, data=raw, headers=headers) as up:
                 resp = web.StreamResponse(
                     status=up.status,
@@ -229,9 +308,24 @@ ROUTER = web.AppKey("router", RouterService)
 
 
 def make_router_app(
-    urls: list[str], policy: str, scrape_interval_s: float = 0.05, seed: int = 0
+    urls: list[str],
+    policy: str,
+    scrape_interval_s: float = 0.05,
+    seed: int = 0,
+    *,
+    prefill_urls: Sequence[str] = (),
+    decode_urls: Sequence[str] = (),
+    pd: PDSettings | None = None,
 ) -> web.Application:
-    service = RouterService(urls, policy, scrape_interval_s, seed)
+    service = RouterService(
+        urls,
+        policy,
+        scrape_interval_s,
+        seed,
+        prefill_urls=prefill_urls,
+        decode_urls=decode_urls,
+        pd=pd,
+    )
     app = web.Application(middlewares=[service.http.middleware])
     app[ROUTER] = service
     app.router.add_get("/health", service.health)

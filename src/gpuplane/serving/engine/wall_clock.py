@@ -31,14 +31,17 @@ class ClockDriver:
         self.wait_until = wait_until
         self.records: list[RequestRecord] = []
 
-    def submit(self, req: Request, at: float | None = None) -> LiveRequest:
+    def submit(
+        self, req: Request, external_kv_tokens: int = 0, at: float | None = None
+    ) -> LiveRequest:
         """``req`` reaches the engine now, or at ``at`` (<= now: when a server first saw it, so
         that parsing it does not delay it), though never before the engine's own time (a poll
         may have moved it past ``at``); add every request of an instant before ``poll``. Its
-        live state, whose ``token_times`` a streaming server reads."""
+        live state, whose ``token_times`` a streaming server reads. ``external_kv_tokens``:
+        prompt tokens whose KV another engine computed (``Engine.add_request``)."""
         now = self.clock.now_s() if at is None else max(at, self.engine.now_s)
         self.records += self.engine.advance(now)
-        return self.engine.add_request(req, now)
+        return self.engine.add_request(req, now, external_kv_tokens)
 
     def poll(self) -> None:
         """Commit what ended by now (the engine plans its next step when next asked)."""
