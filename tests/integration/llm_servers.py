@@ -75,6 +75,7 @@ async def emulator_with_dcgm(
         yield url, dcgm_url
 
 
+@asynccontextmanager
 async def router(
     urls: list[str],
     policy: str,

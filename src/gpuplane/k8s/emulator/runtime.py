@@ -88,9 +88,7 @@ class EngineRuntime:
         self._seq += 1
         return f"{prefix}-{self._seq:08d}"
 
-    def submit(
-        self, req: Request, external_kv_tokens: int = 0, at: float | None = None
-    ) -> Stream:
+    def submit(self, req: Request, external_kv_tokens: int = 0, at: float | None = None) -> Stream:
         """``req`` reaches the engine at ``at`` (default ``req.arrival_s``: when the server first
         saw it; <= now); its stream (tokens come as the runtime's task commits steps).
         ``external_kv_tokens``: prompt tokens whose KV was read from a prefill engine (P/D)."""

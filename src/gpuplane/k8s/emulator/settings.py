@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuplane.k8s.emulator.dcgm_model import Deployment, LoadPhases
-from gpuplane.serving.models.shape import DTYPE_BYTES
 from gpuplane.k8s.emulator.kv_config import KvTransferConfig
 from gpuplane.k8s.emulator.nixl import DEFAULT_HOLD_S
+from gpuplane.serving.models.shape import DTYPE_BYTES
 from gpuplane.serving.steptime.kv_transfer import KvLink
 from gpuplane.topology.catalog import get_gpu_model
 from gpuplane.twin.scenario.inference import InferenceServerSpec
