@@ -8,15 +8,17 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import Progress
 from rich.table import Table
 
 from gpuplane.cli.bench import DEFAULT_NODES, DEFAULT_PODS, default_data_dir, result_json
 from gpuplane.cli.console import err, out
+from gpuplane.cli.progress import INTERRUPTED_EXIT, progress_bar
 from gpuplane.cli.report import OPENB_CURVES, REPORT_FILE, write_html_report
-from gpuplane.cli.simulate import parse_until, run_twin, write_outputs
+from gpuplane.cli.simulate import interrupted_note, parse_until, run_twin, write_outputs
 from gpuplane.core.errors import InputError, Location
+from gpuplane.k8s.node_manifest import node_manifest
 from gpuplane.k8s.nrt_manifest import nrt_manifest_yaml
+from gpuplane.k8s.output import dump_yaml
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.report.demo import build_demo, write_demo
 from gpuplane.report.html.pool_view import pools_from_spec
@@ -24,8 +26,6 @@ from gpuplane.report.run_view import run_summary_view
 from gpuplane.scheduler.openb.experiment import run_protocol
 from gpuplane.scheduler.openb.trace import load_nodes, load_pods
 from gpuplane.scheduler.openb.workload import TUNE_RATIO
-from gpuplane.topology.model import NodeTopology
-from gpuplane.topology.nrt import node_resource_topology
 
 
 def _fabric(nvswitch: bool, islands: list[list[int]]) -> str:
@@ -76,7 +76,7 @@ def _openb_comparison(out_dir: Path) -> dict[str, list[float | None]] | None:
     nodes = load_nodes(data_dir / DEFAULT_NODES)
     pods = load_pods(data_dir / DEFAULT_PODS)
     rows = {}
-    with Progress(transient=True, console=err) as progress:
+    with progress_bar() as progress:
         task = progress.add_task("OpenB placement comparison", total=len(DEMO_POLICIES))
         for policy in DEMO_POLICIES:
             result = run_protocol(nodes, pods, policy, (42,))
@@ -113,19 +113,20 @@ def demo_command(
     OpenB placement experiment; prints the summaries and writes the report to --out (the
     twin's files under --out/twin)."""
     until_s = parse_until(until)
-    with Progress(transient=True, console=err) as progress:
+    with progress_bar() as progress:
         task = progress.add_task("reading the scenario and its hardware", total=None)
         loaded = load_scenario_spec(scenario_path)
         progress.update(task, completed=1, total=1)
     for warning in loaded.warnings:
         err.print(f"[yellow]warning:[/] {escape(warning)}", markup=True, highlight=False)
-    topologies: dict[str, NodeTopology] = {p.name: p.topology for p in loaded.spec.node_pools}
-    report = build_demo(loaded.scenario, topologies, str(scenario_path))
+    pools = {p.name: p for p in loaded.spec.node_pools}
+    report = build_demo(loaded.scenario, pools, str(scenario_path))
     try:
         summary = write_demo(report, out_dir)
         for rep in report.pools:
-            nrt = node_resource_topology(rep.topology, node_name=f"{rep.pool.name}-0")
-            (out_dir / "pools" / rep.pool.name / "nrt.yaml").write_text(nrt_manifest_yaml(nrt))
+            pool_dir = out_dir / "pools" / rep.pool.name
+            (pool_dir / "nrt.yaml").write_text(nrt_manifest_yaml(rep.nrt))
+            (pool_dir / "node.yaml").write_text(dump_yaml(node_manifest(rep.node)))
     except OSError as exc:
         raise InputError(
             f"cannot write the report: {exc.strerror or exc}",
@@ -136,9 +137,23 @@ def demo_command(
     result = run_twin(loaded, seed=seed, until_s=until_s)
     write_outputs(loaded, result, out_dir / "twin", report=False)
     out.print(run_summary_view(result.summary))
-    curves = _openb_comparison(out_dir)
-    pools = pools_from_spec(loaded.spec.node_pools)
-    write_html_report(out_dir / "twin", out_dir / REPORT_FILE, pools, curves or {})
+    if result.interrupted:
+        interrupted_note(result, until_s, out_dir / "twin")
+    try:
+        curves = _openb_comparison(out_dir)
+    except KeyboardInterrupt:
+        err.print(
+            f"interrupted during the OpenB comparison: the pools and the twin run are written "
+            f"to {out_dir}/; openb.json and report.html are not",
+            markup=False,
+        )
+        raise typer.Exit(INTERRUPTED_EXIT) from None
+    write_html_report(
+        out_dir / "twin",
+        out_dir / REPORT_FILE,
+        pools_from_spec(loaded.spec.node_pools),
+        curves or {},
+    )
     out.print(
         f"report written to {out_dir}/ (report.html, summary.json, report.md, pools/*/; the "
         f"twin run in "
