@@ -41,6 +41,16 @@ class _Dumper(yaml.SafeDumper):
         super().increase_indent(flow, False)
 
 
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    """Multi-line text (a ConfigMap's file) as a literal block (``|``), as kubectl prints it."""
+    if "\n" in value and not any(line != line.rstrip() for line in value.splitlines()):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+_Dumper.add_representer(str, _str)
+
+
 def dump_yaml(obj: Any) -> str:
     return yaml.dump(
         obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True

@@ -109,3 +109,53 @@ def test_list_forms() -> None:
     assert as_list([])["items"] == []
     assert json.loads(render([a, b], "json")) == many
     assert yaml.safe_load(render([a, b], "yaml")) == many
+
+
+def test_mig_defaults_as_the_operator_config_map(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = yaml.safe_load(
+        output_of(["mig", "defaults", "--gpu", "A100-SXM4-40GB", "-o", "yaml"], capsys)
+    )
+    validate(doc)
+    assert doc["kind"] == "ConfigMap"
+    assert doc["metadata"]["name"] == "default-mig-parted-config"
+    assert doc["metadata"]["namespace"] == "gpu-operator"
+    plain = output_of(["mig", "defaults", "--gpu", "A100-SXM4-40GB"], capsys)
+    assert doc["data"]["config.yaml"] == plain
+    path = tmp_path / "config.yaml"
+    path.write_text(doc["data"]["config.yaml"])
+    assert run(["mig", "check-config", str(path), "--json"]) == 0
+
+
+def test_mig_plan_as_a_config_map_and_its_label(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["mig", "plan", "--gpu", "A100-SXM4-40GB", "--count", "2"]
+    assert run([*argv, "--demand", "1g.5gb=3,3g.20gb=2", "-o", "json"]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    validate(doc)
+    name = captured.err.split("nvidia.com/mig.config=", 1)[1].split()[0]
+    config = yaml.safe_load(doc["data"]["config.yaml"])
+    assert name in config["mig-configs"] and "all-balanced" in config["mig-configs"]
+    entries = config["mig-configs"][name]
+    counts = [e["mig-devices"] for e in entries]
+    total = {p: sum(c.get(p, 0) for c in counts) for p in ("1g.5gb", "3g.20gb")}
+    assert total["1g.5gb"] >= 3 and total["3g.20gb"] >= 2
+    path = tmp_path / "config.yaml"
+    path.write_text(doc["data"]["config.yaml"])
+    assert run(["mig", "check-config", str(path), "--gpu", "A100-SXM4-40GB"]) == 0
+
+
+def test_deploy_render_prints_every_object_as_a_list(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = yaml.safe_load(output_of(["deploy", "render", "extender", "-o", "yaml"], capsys))
+    assert doc["kind"] == "List" and doc["items"][0]["kind"] == "Namespace"
+    validate(doc)
+    kinds = {item["kind"] for item in doc["items"]}
+    assert {"Deployment", "ServiceAccount"} <= kinds
+
+
+def test_deploy_render_needs_out_or_output(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["deploy", "render", "extender"]) == 2
+    assert "--out DIR" in capsys.readouterr().err

@@ -29,8 +29,18 @@ def namespace_object(namespace: str) -> Obj:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
 
 
+def bundle_files(target: str, namespace: str, image: str) -> dict[str, list[Obj]]:
+    """Every file of the kustomization but kustomization.yaml, the Namespace first."""
+    return {"namespace.yaml": [namespace_object(namespace)], **bundle(target, namespace, image)}
+
+
+def all_objects(target: str, namespace: str, image: str) -> list[Obj]:
+    """The bundle's objects in apply order (``-o yaml|json`` prints them as a v1 List)."""
+    return [o for objects in bundle_files(target, namespace, image).values() for o in objects]
+
+
 def render(target: str, namespace: str, image: str, out: Path) -> list[Path]:
-    files = {"namespace.yaml": [namespace_object(namespace)], **bundle(target, namespace, image)}
+    files = bundle_files(target, namespace, image)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, objects in files.items():
