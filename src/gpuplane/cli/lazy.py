@@ -41,7 +41,7 @@ def load_command(name: str, spec: LazyCommand) -> Command:
     if isinstance(target, typer.Typer):
         command = get_group(target)
     else:
-        holder = typer.Typer()
+        holder = typer.Typer(add_completion=False)
         holder.command(name)(target)
         command = typer.main.get_command(holder)
     command.name = name
