@@ -159,3 +159,42 @@ def test_a_full_run_has_no_interrupted_flag(tmp_path: Path) -> None:
 def test_main_module_has_no_eager_command_imports() -> None:
     source = Path(cli_main.__file__).read_text()
     assert "from gpuplane.cli.simulate" not in source
+
+
+def test_progress_on_a_terminal_changes_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bars drawn on a (forced) terminal leave the run's files byte-identical."""
+    import io
+
+    from rich.console import Console
+
+    from gpuplane.cli import progress as progress_module
+
+    argv = ["simulate", EXAMPLE, "--seed", "3", "--until", "20m", "--out"]
+    assert run([*argv, str(tmp_path / "quiet")]) == 0
+    screen = io.StringIO()
+    terminal = Console(file=screen, force_terminal=True, width=100)
+    monkeypatch.setattr(progress_module, "err", terminal)
+    assert run([*argv, str(tmp_path / "tty")]) == 0
+    assert "simulating" in screen.getvalue()  # the bar was drawn
+    for name in ("summary.json", "events.jsonl", "timeseries.csv", "resolved-config.yaml"):
+        quiet = (tmp_path / "quiet" / name).read_bytes()
+        assert quiet == (tmp_path / "tty" / name).read_bytes(), name
+
+
+def test_interrupted_openb_reports_the_completed_seeds(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gpuplane.cli import bench as bench_cli
+
+    monkeypatch.setattr(bench_cli, "Interruptible", _StopAfterFirstStep)
+    examples = REPO / "examples/openb"
+    argv = ["bench", "openb", "--nodes", str(examples / "nodes.csv")]
+    argv += ["--pods", str(examples / "pods.csv"), "--seeds", "42-44", "--json"]
+    assert run(argv) == INTERRUPTED_EXIT
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert data["interrupted"] is True and data["seeds"] == [42]
+    assert data["seeds_requested"] == [42, 43, 44]
+    assert "1 of 3 seeds completed" in captured.err
