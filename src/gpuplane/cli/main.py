@@ -18,6 +18,7 @@ from gpuplane.cli.lazy import LazyCommand, lazy_group
 from gpuplane.core.errors import GpuplaneError
 
 USER_ERROR_EXIT = 2
+INTERRUPTED_EXIT = 130  # 128 + SIGINT, as cli/progress.py and a shell report it
 
 # ----- commands: each module is imported only when its command runs (cli/lazy.py) -----
 # name -> (module, its typer.Typer or command function); listed in this order by --help.
@@ -83,6 +84,10 @@ def run(argv: Sequence[str] | None = None) -> int:
     except GpuplaneError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
         return USER_ERROR_EXIT
+    except KeyboardInterrupt:
+        # Ctrl-C outside a long job's own handling (cli/progress.py): nothing partial to keep.
+        err.print("interrupted", markup=False, highlight=False)
+        return INTERRUPTED_EXIT
     return 0
 
 

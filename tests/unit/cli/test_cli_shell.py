@@ -198,3 +198,17 @@ def test_interrupted_openb_reports_the_completed_seeds(
     assert data["interrupted"] is True and data["seeds"] == [42]
     assert data["seeds_requested"] == [42, 43, 44]
     assert "1 of 3 seeds completed" in captured.err
+
+
+def test_ctrl_c_anywhere_else_exits_130_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gpuplane.cli import topo as topo_cli
+
+    def interrupted(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(topo_cli, "resolve_topology", interrupted)
+    # typer turns a KeyboardInterrupt into a silent exit 130; cli.main catches any that escapes
+    assert run(["topo", "nrt", "hgx-h200"]) == INTERRUPTED_EXIT
+    assert "Traceback" not in capsys.readouterr().err
