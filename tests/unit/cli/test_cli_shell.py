@@ -212,3 +212,16 @@ def test_ctrl_c_anywhere_else_exits_130_without_a_traceback(
     # typer turns a KeyboardInterrupt into a silent exit 130; cli.main catches any that escapes
     assert run(["topo", "nrt", "hgx-h200"]) == INTERRUPTED_EXIT
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_interrupted_demo_keeps_the_pools_and_the_partial_twin_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(simulate_cli, "Interruptible", _StopAfterFirstStep)
+    assert run(["demo", EXAMPLE, "--until", "1h", "--out", str(tmp_path)]) == INTERRUPTED_EXIT
+    assert (tmp_path / "pools/h200-infer/nrt.yaml").exists()
+    summary = json.loads((tmp_path / "twin/summary.json").read_text())
+    assert summary["interrupted"] is True and summary["until_s"] == pytest.approx(36.0)
+    # the OpenB comparison and the HTML report come after the twin run: not started
+    assert not (tmp_path / "openb.json").exists() and not (tmp_path / "report.html").exists()
+    assert "interrupted at simulated t" in capsys.readouterr().err
