@@ -15,10 +15,13 @@ from gpuplane.autoscaler.keda.scalers import build_scaler
 from gpuplane.autoscaler.promql import Scalar, evaluate
 from gpuplane.autoscaler.promql.series_file import load_series_text
 from gpuplane.cli.cases.hpa_check import FAMILIES, run_json
+from gpuplane.cli.cases.hpa_manifest_check import check_hpa, load_values
 from gpuplane.cli.console import print_json
+from gpuplane.cli.output_option import OutputOpt, emit
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.textio import read_stdin, read_user_text
+from gpuplane.k8s.hpa_manifest import load_hpa
 from gpuplane.k8s.scaled_object import load_scaled_objects
 
 autoscale_app = typer.Typer(
@@ -29,10 +32,45 @@ autoscale_app = typer.Typer(
 
 
 @autoscale_app.command("hpa-check")
-def hpa_check_command() -> None:
-    """Read one case of shared/reference/hpa-examples.json on stdin (without its expected*
-    fields, with "family" naming its list) and print the computed expected* values as JSON."""
-    print_json(run_json(read_stdin()))
+def hpa_check_command(
+    hpa: Annotated[
+        Path | None,
+        typer.Option(
+            "--hpa", help="An autoscaling/v2 HorizontalPodAutoscaler manifest (with --metrics)."
+        ),
+    ] = None,
+    metrics: Annotated[
+        Path | None,
+        typer.Option(
+            "--metrics",
+            help="What the metrics APIs answer now: replicas, pods, metrics (see docs).",
+        ),
+    ] = None,
+    output: OutputOpt = None,
+) -> None:
+    """With --hpa and --metrics: one sync of that HPA, printing its status after the sync
+    (currentReplicas, desiredReplicas, currentMetrics, conditions), whether it rescales and
+    its events as JSON; -o yaml|json prints the HPA object with that status. Without them:
+    read one case of shared/reference/hpa-examples.json on stdin (without its expected*
+    fields, with "family" naming its list) and print the computed expected* values."""
+    if hpa is None and metrics is None:
+        print_json(run_json(read_stdin()))
+        return
+    if hpa is None or metrics is None:
+        missing = "--metrics" if metrics is None else "--hpa"
+        raise InputError(
+            f"{missing} is missing",
+            expected="--hpa HPA.yaml and --metrics VALUES.yaml together (or a case on stdin)",
+        )
+    spec, manifest = load_hpa(hpa)
+    answer = check_hpa(spec, load_values(metrics))
+    if output is not None:
+        emit(
+            [{**{k: v for k, v in manifest.items() if k != "status"}, "status": answer["status"]}],
+            output,
+        )
+    else:
+        print_json(answer)
 
 
 def _prom_value(v: float) -> str:

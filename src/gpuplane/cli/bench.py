@@ -9,20 +9,26 @@ repository.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import MofNCompleteColumn
 from rich.table import Table
 
 import gpuplane
 from gpuplane.cli.console import err, out, print_json
 from gpuplane.cli.numbers import finite
+from gpuplane.cli.progress import INTERRUPTED_EXIT, Interruptible, progress_bar
 from gpuplane.core.errors import InputError, Location
-from gpuplane.scheduler.openb.experiment import PAPER_SEEDS, ProtocolResult, run_protocol
+from gpuplane.scheduler.openb.experiment import (
+    PAPER_SEEDS,
+    ProtocolResult,
+    SeedResult,
+    run_protocol,
+)
 from gpuplane.scheduler.openb.simulator import Progress as ProgressFn
 from gpuplane.scheduler.openb.trace import load_nodes, load_pods
 from gpuplane.scheduler.openb.workload import TUNE_RATIO
@@ -141,16 +147,34 @@ def _table(data: dict[str, Any]) -> Table:
     return table
 
 
-def _with_progress_bar(run: Callable[..., ProtocolResult], policy: str) -> ProtocolResult:
-    """``run(on_seed=...)`` with one rich progress bar per seed, on stderr."""
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=err, transient=True) as bar:
+def _run_seeds(
+    run: Callable[..., ProtocolResult], policy: str, seeds: Sequence[int]
+) -> tuple[ProtocolResult, bool]:
+    """Each seed in turn, with one progress bar (done share and ETA over all seeds) on a
+    terminal. The first Ctrl-C stops after the running seed, a second one at once; either way
+    the seeds completed so far come back, with True for "interrupted"."""
+    done: list[SeedResult] = []
+    with (
+        Interruptible("the OpenB run") as stop,
+        progress_bar(MofNCompleteColumn()) as bar,
+    ):
+        task = bar.add_task(f"OpenB {policy}", total=len(seeds))
 
-        def on_seed(seed: int) -> ProgressFn:
-            task = bar.add_task(f"{policy} seed {seed}", total=None)
-            return lambda done, total: bar.update(task, completed=done, total=total)
+        def on_seed(index: int) -> ProgressFn:
+            return lambda pods_done, pods_total: bar.update(
+                task, completed=index + pods_done / max(pods_total, 1)
+            )
 
-        return run(on_seed=on_seed)
+        try:
+            for index, seed in enumerate(seeds):
+                part = run(seeds=(seed,), on_seed=lambda _s, i=index: on_seed(i))
+                done.extend(part.seeds)
+                bar.update(task, completed=index + 1)
+                if stop() and index + 1 < len(seeds):
+                    break
+        except KeyboardInterrupt:
+            pass
+    return ProtocolResult(policy=policy, seeds=tuple(done)), len(done) < len(seeds)
 
 
 @bench_app.command("openb")
@@ -188,18 +212,25 @@ def openb_command(
     node_table, pod_table = load_nodes(nodes_path), load_pods(pods_path)
     started = time.perf_counter()
     run = partial(
-        run_protocol,
-        node_table,
-        pod_table,
-        policy,
-        seed_list,
-        tune_ratio=tune_ratio,
-        track_frag=frag,
+        run_protocol, node_table, pod_table, policy, tune_ratio=tune_ratio, track_frag=frag
     )
-    result = run() if json_out else _with_progress_bar(run, policy)
+    result, interrupted = _run_seeds(run, policy, seed_list)
+    if interrupted and not result.seeds:
+        err.print("interrupted before the first seed completed: nothing to report", markup=False)
+        raise typer.Exit(INTERRUPTED_EXIT)
     data = result_json(result, nodes_path, pods_path, tune_ratio, curves)
     data["wall_s"] = round(time.perf_counter() - started, 3)
+    if interrupted:
+        data["interrupted"] = True
+        data["seeds_requested"] = list(seed_list)
     if json_out:
         print_json(data)
     else:
         out.print(_table(data))
+    if interrupted:
+        err.print(
+            f"interrupted: {len(result.seeds)} of {len(seed_list)} seeds completed; the figures "
+            "above are over those seeds only",
+            markup=False,
+        )
+        raise typer.Exit(INTERRUPTED_EXIT)

@@ -7,16 +7,24 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import Progress
 from rich.table import Table
 
 from gpuplane.cli.bench import DEFAULT_NODES, DEFAULT_PODS, default_data_dir, result_json
 from gpuplane.cli.console import err, out
+from gpuplane.cli.progress import INTERRUPTED_EXIT, progress_bar
 from gpuplane.cli.report import OPENB_CURVES, REPORT_FILE, write_html_report
-from gpuplane.cli.simulate import parse_until, print_warning_count, run_twin, write_outputs
+from gpuplane.cli.simulate import (
+    interrupted_note,
+    parse_until,
+    print_warning_count,
+    run_twin,
+    write_outputs,
+)
 from gpuplane.cli.validate import check_scenario, print_warnings, report_valid
 from gpuplane.core.errors import InputError, Location
+from gpuplane.k8s.node_manifest import node_manifest
 from gpuplane.k8s.nrt_manifest import nrt_manifest_yaml
+from gpuplane.k8s.output import dump_yaml
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.report.demo import build_demo, write_demo
 from gpuplane.report.html.pool_view import pools_from_spec
@@ -24,8 +32,6 @@ from gpuplane.report.run_view import run_summary_view
 from gpuplane.scheduler.openb.experiment import run_protocol
 from gpuplane.scheduler.openb.trace import load_nodes, load_pods
 from gpuplane.scheduler.openb.workload import TUNE_RATIO
-from gpuplane.topology.model import NodeTopology
-from gpuplane.topology.nrt import node_resource_topology
 
 
 def _fabric(nvswitch: bool, islands: list[list[int]]) -> str:
@@ -76,7 +82,7 @@ def _openb_comparison(out_dir: Path) -> dict[str, list[float | None]] | None:
     nodes = load_nodes(data_dir / DEFAULT_NODES)
     pods = load_pods(data_dir / DEFAULT_PODS)
     rows = {}
-    with Progress(transient=True, console=err) as progress:
+    with progress_bar() as progress:
         task = progress.add_task("OpenB placement comparison", total=len(DEMO_POLICIES))
         for policy in DEMO_POLICIES:
             result = run_protocol(nodes, pods, policy, (42,))
@@ -122,18 +128,19 @@ def demo_command(
         print_warnings(checked)
         report_valid(scenario_path, checked)
         return
-    with Progress(transient=True, console=err) as progress:
+    with progress_bar() as progress:
         task = progress.add_task("reading the scenario and its hardware", total=None)
         loaded = load_scenario_spec(scenario_path)
         progress.update(task, completed=1, total=1)
     print_warnings(loaded)
-    topologies: dict[str, NodeTopology] = {p.name: p.topology for p in loaded.spec.node_pools}
-    report = build_demo(loaded.scenario, topologies, str(scenario_path))
+    pools = {p.name: p for p in loaded.spec.node_pools}
+    report = build_demo(loaded.scenario, pools, str(scenario_path))
     try:
         summary = write_demo(report, out_dir)
         for rep in report.pools:
-            nrt = node_resource_topology(rep.topology, node_name=f"{rep.pool.name}-0")
-            (out_dir / "pools" / rep.pool.name / "nrt.yaml").write_text(nrt_manifest_yaml(nrt))
+            pool_dir = out_dir / "pools" / rep.pool.name
+            (pool_dir / "nrt.yaml").write_text(nrt_manifest_yaml(rep.nrt))
+            (pool_dir / "node.yaml").write_text(dump_yaml(node_manifest(rep.node)))
     except OSError as exc:
         raise InputError(
             f"cannot write the report: {exc.strerror or exc}",
@@ -145,9 +152,23 @@ def demo_command(
     write_outputs(loaded, result, out_dir / "twin", report=False)
     out.print(run_summary_view(result.summary))
     print_warning_count(loaded, out_dir / "twin")
-    curves = _openb_comparison(out_dir)
-    pools = pools_from_spec(loaded.spec.node_pools)
-    write_html_report(out_dir / "twin", out_dir / REPORT_FILE, pools, curves or {})
+    if result.interrupted:
+        interrupted_note(result, until_s, out_dir / "twin")
+    try:
+        curves = _openb_comparison(out_dir)
+    except KeyboardInterrupt:
+        err.print(
+            f"interrupted during the OpenB comparison: the pools and the twin run are written "
+            f"to {out_dir}/; openb.json and report.html are not",
+            markup=False,
+        )
+        raise typer.Exit(INTERRUPTED_EXIT) from None
+    write_html_report(
+        out_dir / "twin",
+        out_dir / REPORT_FILE,
+        pools_from_spec(loaded.spec.node_pools),
+        curves or {},
+    )
     out.print(
         f"report written to {out_dir}/ (report.html, summary.json, report.md, pools/*/; the "
         f"twin run in "

@@ -8,7 +8,9 @@ from typing import Annotated, Literal
 
 import typer
 
-from gpuplane.k8s.deploy.render import render
+from gpuplane.cli.output_option import OutputOpt, emit
+from gpuplane.core.errors import InputError
+from gpuplane.k8s.deploy.render import all_objects, render
 from gpuplane.k8s.deploy.serving import VLLM_IMAGE, ServingBundle
 from gpuplane.serving.routing.registry import ROUTER_NAMES, make_router
 
@@ -21,7 +23,10 @@ SERVING = "Options for serving"
 @deploy_app.command("render")
 def render_command(
     target: Annotated[str, typer.Argument(help="extender, mig-controller or serving")],
-    out: Annotated[Path, typer.Option("--out", help="The directory to write.")],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="The directory to write (or -o to print the objects)."),
+    ] = None,
     namespace: Annotated[str, typer.Option("--namespace", help="Where it runs.")] = "gpuplane",
     image: Annotated[str, typer.Option("--image", help="gpuplane's container image.")] = (
         DEFAULT_IMAGE
@@ -71,8 +76,10 @@ def render_command(
     ] = "http://prometheus.monitoring.svc:9090",
     ttft_p90: Annotated[str, typer.Option("--ttft-p90", rich_help_panel=SERVING)] = "2s",
     itl_p99: Annotated[str, typer.Option("--itl-p99", rich_help_panel=SERVING)] = "200ms",
+    output: OutputOpt = None,
 ) -> None:
-    """Write a kustomization directory (apply with kubectl apply -k DIR)."""
+    """Write a kustomization directory (apply with kubectl apply -k DIR); with -o yaml|json
+    print every object instead, as one v1 List (kubectl apply -f -)."""
     make_router(policy)  # an unknown name fails here, with the valid ones
     serving = ServingBundle(
         namespace,
@@ -91,5 +98,13 @@ def render_command(
         ttft_p90=ttft_p90,
         itl_p99=itl_p99,
     )
+    if output is not None and out is None:
+        emit(all_objects(target, namespace, image, bind, serving), output)
+        return
+    if out is None or output is not None:
+        raise InputError(
+            "give either --out DIR or -o yaml|json",
+            expected="--out DIR (a kustomization) or -o yaml|json (a v1 List on stdout)",
+        )
     for path in render(target, namespace, image, out, bind, serving):
         print(path)

@@ -6,12 +6,15 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from gpuplane.cli.console import out, print_json
+from gpuplane.cli.console import err, out, print_json
+from gpuplane.cli.output_option import OutputOpt, emit
 from gpuplane.core.errors import InputError, Location
 from gpuplane.k8s.dra_allocation import check_allocation
+from gpuplane.k8s.dra_claim_output import allocated_claim_objects
 from gpuplane.k8s.dra_documents import LocatedDraObject, collect_dra_objects, read_dra_file
 from gpuplane.k8s.labels import label_value_error
 from gpuplane.k8s.resources import qualified_name_errors
@@ -102,6 +105,7 @@ def allocate_command(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print JSON instead of a table.")
     ] = False,
+    output: OutputOpt = None,
 ) -> None:
     """Allocate devices for a pod's ResourceClaims on one node, as kube-scheduler's DRA
     allocator (Kubernetes 1.36) would.
@@ -109,13 +113,21 @@ def allocate_command(
     Claims with status.allocation hold their devices; the others are allocated together.
     Prints each new status.allocation, or why none exists: "unsatisfiable" (the pod is
     unschedulable; exit 0) or "error" (the scheduler's attempt fails with the allocator's
-    error; exit 1).
+    error; exit 1). ``-o yaml|json`` prints the newly allocated ResourceClaims as written,
+    with status.allocation filled in (a v1 List when several); without an allocation it prints
+    the answer as --json does, on stderr, and exits as above.
     """
     check_subdomain("--node", node)
     dra_node = DraNode(node, parse_node_labels(node_labels, node))
-    objects = collect_dra_objects(_checked_objects(file))
+    located = _checked_objects(file)
+    objects = collect_dra_objects(located)
     result = check_allocation(objects.slices, objects.classes, objects.claims, dra_node)
-    if json_out:
+    if output is not None:
+        if "claims" in result:
+            emit(allocated_claim_objects(located, result), output)
+        else:
+            _print_result(result, node, str(file), console=err)
+    elif json_out:
         print_json(result)
     else:
         _print_result(result, node, str(file))
@@ -124,7 +136,8 @@ def allocate_command(
 
 
 # ----- the table -----
-def _print_result(result: dict[str, Any], node: str, source: str) -> None:
+def _print_result(result: dict[str, Any], node: str, source: str, console: Console = out) -> None:
+    out = console
     if "error" in result:
         out.print(f"[bold red]error:[/] {escape(str(result['error']))}", soft_wrap=True)
         out.print(

@@ -13,51 +13,43 @@ import typer
 from rich.markup import escape
 
 from gpuplane import __version__
-from gpuplane.cli.autoscale import autoscale_app
-from gpuplane.cli.bench import bench_app
 from gpuplane.cli.console import err
-from gpuplane.cli.demo import demo_command
-from gpuplane.cli.deploy import deploy_app
-from gpuplane.cli.dra import dra_app
-from gpuplane.cli.fit import fit_command
-from gpuplane.cli.kubelet import kubelet_app
-from gpuplane.cli.mig import mig_app
-from gpuplane.cli.report import report_command
-from gpuplane.cli.serve import serve_app
-from gpuplane.cli.serving import serving_app
-from gpuplane.cli.simulate import simulate_command
-from gpuplane.cli.snapshot import snapshot_app
-from gpuplane.cli.sweep import sweep_command
-from gpuplane.cli.topo import topo_app
-from gpuplane.cli.validate import validate_command
+from gpuplane.cli.lazy import LazyCommand, lazy_group
 from gpuplane.core.errors import GpuplaneError, InputErrors
 
 USER_ERROR_EXIT = 2
+INTERRUPTED_EXIT = 130  # 128 + SIGINT, as cli/progress.py and a shell report it
+
+# ----- commands: each module is imported only when its command runs (cli/lazy.py) -----
+# name -> (module, its typer.Typer or command function); listed in this order by --help.
+COMMANDS = {
+    "topo": LazyCommand("gpuplane.cli.topo", "topo_app"),
+    "kubelet": LazyCommand("gpuplane.cli.kubelet", "kubelet_app"),
+    "mig": LazyCommand("gpuplane.cli.mig", "mig_app"),
+    "dra": LazyCommand("gpuplane.cli.dra", "dra_app"),
+    "serving": LazyCommand("gpuplane.cli.serving", "serving_app"),
+    "autoscale": LazyCommand("gpuplane.cli.autoscale", "autoscale_app"),
+    "bench": LazyCommand("gpuplane.cli.bench", "bench_app"),
+    "snapshot": LazyCommand("gpuplane.cli.snapshot", "snapshot_app"),
+    "serve": LazyCommand("gpuplane.cli.serve", "serve_app"),
+    "deploy": LazyCommand("gpuplane.cli.deploy", "deploy_app"),
+    "demo": LazyCommand("gpuplane.cli.demo", "demo_command"),
+    "simulate": LazyCommand("gpuplane.cli.simulate", "simulate_command"),
+    "validate": LazyCommand("gpuplane.cli.validate", "validate_command"),
+    "fit": LazyCommand("gpuplane.cli.fit", "fit_command"),
+    "report": LazyCommand("gpuplane.cli.report", "report_command"),
+    "sweep": LazyCommand("gpuplane.cli.sweep", "sweep_command"),
+}
 
 app = typer.Typer(
     name="gpuplane",
+    cls=lazy_group(COMMANDS),
     help="Simulate, plan and explain Kubernetes GPU clusters.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-app.add_typer(topo_app, name="topo")
-app.add_typer(kubelet_app, name="kubelet")
-app.add_typer(mig_app, name="mig")
-app.add_typer(dra_app, name="dra")
-app.add_typer(serving_app, name="serving")
-app.add_typer(autoscale_app, name="autoscale")
-app.add_typer(bench_app, name="bench")
-app.add_typer(snapshot_app, name="snapshot")
-app.add_typer(serve_app, name="serve")
-app.add_typer(deploy_app, name="deploy")
-app.command("demo")(demo_command)
-app.command("simulate")(simulate_command)
-app.command("validate")(validate_command)
-app.command("fit")(fit_command)
-app.command("report")(report_command)
-app.command("sweep")(sweep_command)
+# ----- end of commands -----
 
 
 def _version(value: bool) -> None:
@@ -69,7 +61,12 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        False,
+        "--version",
+        "-V",
+        callback=_version,
+        is_eager=True,
+        help="Print the version and exit.",
     ),
 ) -> None:
     """gpuplane: topology, scheduling, slicing, serving and autoscaling for GPU clusters."""
@@ -94,6 +91,10 @@ def run(argv: Sequence[str] | None = None) -> int:
     except GpuplaneError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
         return USER_ERROR_EXIT
+    except KeyboardInterrupt:
+        # Ctrl-C outside a long job's own handling (cli/progress.py): nothing partial to keep.
+        err.print("interrupted", markup=False, highlight=False)
+        return INTERRUPTED_EXIT
     return 0
 
 

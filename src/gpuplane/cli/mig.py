@@ -9,11 +9,19 @@ import typer
 from rich.table import Table
 
 from gpuplane.api.strategies import MigStrategy
-from gpuplane.cli.console import out, print_json
+from gpuplane.cli.console import err, out, print_json
 from gpuplane.cli.html_out import write_html
 from gpuplane.cli.numbers import finite
+from gpuplane.cli.output_option import OutputOpt, emit
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.textio import read_user_text
+from gpuplane.k8s.migctl.parted_objects import (
+    CUSTOM_CONFIG_MAP,
+    DEFAULT_CONFIG_MAP,
+    OPERATOR_NAMESPACE,
+    parted_config_map,
+    plan_config,
+)
 from gpuplane.report.html.mig_plan_page import mig_plan_page
 from gpuplane.slicing.mig.catalog import get_mig_gpu
 from gpuplane.slicing.mig.current_file import read_current_layouts
@@ -199,9 +207,12 @@ def plan_command(
             "--html", metavar="FILE", help="Also write the plan as a self-contained HTML page."
         ),
     ] = None,
+    output: OutputOpt = None,
 ) -> None:
     """Target layouts serving the demand on the fewest GPUs (then fewest reconfigured, then fewest
-    evicted), proven optimal by an integer program."""
+    evicted), proven optimal by an integer program. -o yaml|json prints the mig-parted ConfigMap
+    (custom-mig-parted-config in gpu-operator: NVIDIA's named defaults plus the plan's config)
+    and names on stderr the nvidia.com/mig.config label value that applies it."""
     if mode not in ("nvml", "mig-parted"):
         raise InputError(f"--mode {mode!r}", expected="nvml or mig-parted")
     states = _cluster(gpu, count, current)
@@ -217,7 +228,16 @@ def plan_command(
     if html is not None:
         by_name = {m.name: m for m in models}
         write_html(html, mig_plan_page(plan, by_name, wanted, data["notes"]))
-    if json_out:
+    if output is not None:
+        name, config = plan_config(plan, models)
+        emit([parted_config_map(config, CUSTOM_CONFIG_MAP, OPERATOR_NAMESPACE)], output)
+        err.print(
+            f"apply it: kubectl apply -f FILE; then kubectl label node NODE "
+            f"nvidia.com/mig.config={name} --overwrite (and point ClusterPolicy "
+            f"spec.migManager.config.name at {CUSTOM_CONFIG_MAP})",
+            markup=False,
+        )
+    elif json_out:
         print_json(data)
     else:
         _print_plan(data)
@@ -294,10 +314,15 @@ def check_config_command(
 
 
 @mig_app.command("defaults")
-def defaults_command(gpu: GpuOpt) -> None:
+def defaults_command(gpu: GpuOpt, output: OutputOpt = None) -> None:
     """NVIDIA's named mig-parted configs (all-disabled, all-<profile>, all-balanced...) for a
-    model, as a mig-parted YAML file."""
-    print(dump_parted_config(default_configs(get_mig_gpu(gpu))), end="")
+    model, as a mig-parted YAML file; -o yaml|json: as the GPU Operator's
+    default-mig-parted-config ConfigMap (namespace gpu-operator, key config.yaml)."""
+    config = default_configs(get_mig_gpu(gpu))
+    if output is None:
+        print(dump_parted_config(config), end="")
+    else:
+        emit([parted_config_map(config, DEFAULT_CONFIG_MAP, OPERATOR_NAMESPACE)], output)
 
 
 @mig_app.command("resources")

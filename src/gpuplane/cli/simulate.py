@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import TextColumn
 
 from gpuplane.cli.console import err, out
+from gpuplane.cli.progress import INTERRUPTED_EXIT, Interruptible, progress_bar
 from gpuplane.cli.report import REPORT_FILE, write_html_report, write_trace
 from gpuplane.cli.validate import check_scenario, print_warnings, report_valid
 from gpuplane.core.duration import parse_duration_s
@@ -41,20 +42,30 @@ def parse_until(text: str) -> float:
 def run_twin(
     loaded: LoadedScenario, *, seed: int, until_s: float, check_invariants: bool = False
 ) -> RunResult:
+    """The twin run, with a progress bar on a terminal; the first Ctrl-C ends it at the next
+    1 % step with the result so far (``RunResult.interrupted``)."""
     sim = simulation_from_spec(loaded.spec, seed=seed, check_invariants=check_invariants)
-    with Progress(
-        TextColumn("simulating"),
-        BarColumn(),
-        TextColumn("{task.fields[t]}"),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-    ) as progress:
-        task = progress.add_task("twin", total=until_s, t="")
+    with (
+        Interruptible("the simulation") as stop,
+        progress_bar(TextColumn("{task.fields[t]}")) as progress,
+    ):
+        task = progress.add_task("simulating", total=until_s, t="")
         return sim.run(
             until_s,
             progress=lambda t: progress.update(task, completed=t, t=f"t={t / 3600:.1f} h"),
+            should_stop=stop,
         )
+
+
+def interrupted_note(result: RunResult, requested_s: float, out_dir: Path) -> None:
+    """Say that the run was cut short and where its partial files are; exit 130."""
+    err.print(
+        f"interrupted at simulated t = {result.until_s / 3600:.2f} h of "
+        f'{requested_s / 3600:.2f} h: partial results (summary.json "interrupted": true) '
+        f"written to {out_dir}/",
+        markup=False,
+    )
+    raise typer.Exit(INTERRUPTED_EXIT)
 
 
 def write_outputs(
@@ -128,6 +139,8 @@ def simulate_command(
     write_outputs(loaded, result, out_dir, trace_path=trace)
     out.print(run_summary_view(result.summary))
     print_warning_count(loaded, out_dir)
+    if result.interrupted:
+        interrupted_note(result, until_s, out_dir)
     out.print(
         f"results written to {out_dir}/ (summary.json, events.jsonl, timeseries.csv, "
         "resolved-config.yaml, report.html)" + (f"; trace in {trace}" if trace else "")

@@ -10,8 +10,10 @@ from rich.table import Table
 from gpuplane.api.validation import dns1123_subdomain_errors, invalid
 from gpuplane.cli.console import out, print_json
 from gpuplane.cli.numbers import MAX_MESSAGE_MIB, finite
+from gpuplane.cli.output_option import OutputOpt, emit
 from gpuplane.core.errors import InputError, Location
-from gpuplane.k8s.nrt_manifest import nrt_manifest_yaml
+from gpuplane.k8s.node_manifest import node_labels_patch
+from gpuplane.k8s.nrt_manifest import nrt_manifest, nrt_manifest_yaml
 from gpuplane.kubelet.gpu_sets import pick_gpus
 from gpuplane.kubelet.gpuallocator import best_effort
 from gpuplane.report.topology_view import render_topology
@@ -96,11 +98,19 @@ def labels_command(
     ref: RefArg,
     gpu_model: GpuModelOpt = None,
     json_out: JsonOpt = False,
+    output: OutputOpt = None,
+    node_name: Annotated[
+        str | None, typer.Option(help="metadata.name with -o (default: the topology name).")
+    ] = None,
 ) -> None:
-    """Print the labels NVIDIA GPU Feature Discovery would put on this node."""
+    """Print the labels NVIDIA GPU Feature Discovery would put on this node; -o yaml|json
+    prints them as a Node object carrying only the labels, for `kubectl patch node NAME
+    --type merge --patch-file FILE`."""
     topo = resolve_topology(ref, gpu_model=gpu_model)
     labels = gfd_labels(topo, machine=topo.machine)
-    if json_out:
+    if output is not None:
+        emit([node_labels_patch(node_name or topo.name, labels)], output)
+    elif json_out:
         print_json(labels)
     else:
         print(format_gfd_labels(labels), end="")
@@ -117,14 +127,19 @@ def nrt_command(
         str, typer.Option(help="kubelet --topology-manager-policy.")
     ] = "single-numa-node",
     scope: Annotated[str, typer.Option(help="kubelet --topology-manager-scope.")] = "container",
+    output: OutputOpt = None,
 ) -> None:
-    """Print the NodeResourceTopology (topology.node.k8s.io/v1alpha2) object as YAML."""
+    """Print the NodeResourceTopology (topology.node.k8s.io/v1alpha2) object as YAML (-o json:
+    as JSON)."""
     for problem in dns1123_subdomain_errors(node_name) if node_name is not None else ():
         # metadata.name of a NodeResourceTopology is its node's name: a DNS subdomain.
         raise InputError(invalid(node_name, problem), location=Location(field="--node-name"))
     topo = resolve_topology(ref, gpu_model=gpu_model)
     nrt = node_resource_topology(topo, node_name=node_name or topo.name, policy=policy, scope=scope)
-    print(nrt_manifest_yaml(nrt), end="")
+    if output is None:
+        print(nrt_manifest_yaml(nrt), end="")
+    else:
+        emit([nrt_manifest(nrt)], output)
 
 
 def _parse_gpu_list(text: str, num_gpus: int) -> list[int]:

@@ -48,6 +48,8 @@ class LocatedDraObject:
     source: str
     prefix: str
     line_of: LineOf
+    # The object as written (a mapping), for output that echoes it back with a status added.
+    manifest: Any = None
 
     @property
     def location(self) -> Location:
@@ -167,7 +169,9 @@ def load_dra_objects(text: str, source: str) -> tuple[LocatedDraObject, ...]:
             assert isinstance(
                 value, ResourceSlice | DeviceClass | ResourceClaim | ResourceClaimTemplate
             )
-            out.append(LocatedDraObject(value, type(value).__name__, source, prefix, doc.line_of))
+            out.append(
+                LocatedDraObject(value, type(value).__name__, source, prefix, doc.line_of, item)
+            )
     return tuple(out)
 
 

@@ -15,11 +15,17 @@ from gpuplane.core.errors import InputError, Location
 from gpuplane.core.units import MIB, TIB
 from gpuplane.topology.catalog import get_gpu_model
 from gpuplane.topology.collective import ring_allreduce_cost
-from gpuplane.topology.gfd import format_gfd_labels, gfd_labels
+from gpuplane.topology.gfd import format_gfd_labels
 from gpuplane.topology.model import NodeTopology
+from gpuplane.topology.nrt import ResourceTopology
 from gpuplane.topology.serialize import topology_to_dict
 from gpuplane.topology.tp_bandwidth import TpBandwidth, tp_bandwidth, tp_sizes
+from gpuplane.twin.cluster.nodes import make_node
+from gpuplane.twin.cluster.objects import Node
+from gpuplane.twin.kubelet.gpu_devices import node_gfd_labels
 from gpuplane.twin.scenario.schema import NodePool, Scenario
+from gpuplane.twin.scenario.spec import NodePoolSpec
+from gpuplane.twin.scheduling.nrt_view import node_nrt
 
 # Message size for the all-reduce figure: 64 MiB per GPU, a typical fused gradient bucket / a
 # large-batch TP activation; the report shows the time for this one size.
@@ -32,6 +38,10 @@ class PoolReport:
     topology: NodeTopology
     tp: tuple[TpBandwidth, ...]
     labels: dict[str, str]
+    # The pool's first node as the twin builds it once the GPU stack is up (labels, allocatable,
+    # advertised devices), and the NodeResourceTopology its topology-updater publishes.
+    node: Node
+    nrt: ResourceTopology
 
     @property
     def num_gpus(self) -> int:
@@ -44,9 +54,12 @@ class DemoReport:
     pools: tuple[PoolReport, ...]
 
 
-def node_labels(pool: NodePool, index: int, topo: NodeTopology, source: str) -> dict[str, str]:
-    """GFD labels plus the pool's own; a pool may not set a key GFD owns."""
-    gfd = gfd_labels(topo, machine=topo.machine)
+def pool_node(pool: NodePoolSpec, index: int, source: str) -> Node:
+    """The pool's first node as the twin's pre-provisioned cluster shows it at t = 0: labels
+    from the pool, MIG and GFD (sharing and MIG labels included), allocatable and devices as
+    the device plugin advertises them. A pool may not set a label key GFD owns."""
+    node = make_node(pool, 0)
+    gfd = node_gfd_labels(node)
     clash = sorted(set(pool.labels) & set(gfd))
     if clash:
         raise InputError(
@@ -54,16 +67,20 @@ def node_labels(pool: NodePool, index: int, topo: NodeTopology, source: str) -> 
             expected="labels outside the keys GFD manages",
             location=Location(source=source, field=f"node_pools[{index}].labels.{clash[0]}"),
         )
-    return dict(sorted({**gfd, **pool.labels}.items()))
+    node.labels.update(gfd)
+    node.labels = dict(sorted(node.labels.items()))
+    return node
 
 
-def build_demo(scenario: Scenario, topologies: dict[str, NodeTopology], source: str) -> DemoReport:
-    pools = []
+def build_demo(scenario: Scenario, pools: dict[str, NodePoolSpec], source: str) -> DemoReport:
+    out = []
     for index, pool in enumerate(scenario.node_pools):
-        topo = topologies[pool.name]
+        spec = pools[pool.name]
+        topo = spec.topology
         tp = tuple(tp_bandwidth(topo, k) for k in tp_sizes(topo.num_gpus))
-        pools.append(PoolReport(pool, topo, tp, node_labels(pool, index, topo, source)))
-    return DemoReport(scenario, tuple(pools))
+        node = pool_node(spec, index, source)
+        out.append(PoolReport(pool, topo, tp, node.labels, node, node_nrt(node)))
+    return DemoReport(scenario, tuple(out))
 
 
 def _tp_row(tp: TpBandwidth) -> dict[str, Any]:

@@ -32,7 +32,7 @@ name, so equal inputs give equal output.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeVar
@@ -139,6 +139,17 @@ def _costs(topo: NodeTopology, src: NumaId) -> tuple[ZoneCost, ...]:
 
 
 @dataclass(frozen=True, slots=True)
+class ZoneDevice:
+    """One device the kubelet lists as allocatable (podresources GetAllocatableResources): its
+    resource name (``nvidia.com/gpu``, ``nvidia.com/mig-1g.10gb``, a time-slicing replica...),
+    the physical GPU whose NUMA node it reports, and whether a pod holds it or it is unusable."""
+
+    resource: str
+    gpu: int
+    held: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class _Held:
     """What the kubelet keeps back and what running pods hold, node-wide."""
 
@@ -148,6 +159,21 @@ class _Held:
     allocated_gpus: frozenset[int]
     gpu_resource: str
     gpu_replicas: int
+    devices: tuple[ZoneDevice, ...] | None = None
+
+
+def _device_resources(
+    topo: NodeTopology, node: NumaNode, devices: Sequence[ZoneDevice]
+) -> list[ZoneResource]:
+    """Per resource name, the devices whose GPU sits on this NUMA node."""
+    on_node = {g.index for g in topo.gpus if g.numa == node.id}
+    counts: dict[str, list[int]] = {}
+    for d in devices:
+        if d.gpu in on_node:
+            total_held = counts.setdefault(d.resource, [0, 0])
+            total_held[0] += 1
+            total_held[1] += int(d.held)
+    return [ZoneResource(name, n, n, n - used) for name, (n, used) in counts.items()]
 
 
 def _zone_resources(topo: NodeTopology, node: NumaNode, held: _Held) -> tuple[ZoneResource, ...]:
@@ -162,7 +188,9 @@ def _zone_resources(topo: NodeTopology, node: NumaNode, held: _Held) -> tuple[Zo
         allocatable = max(0, node.memory_bytes - held.reserved_memory_bytes.get(node.id, 0))
         out.append(ZoneResource(MEMORY, node.memory_bytes, allocatable, allocatable))
     gpus = [g.index for g in topo.gpus if g.numa == node.id]
-    if gpus:
+    if held.devices is not None:
+        out.extend(_device_resources(topo, node, held.devices))
+    elif gpus:
         n = len(gpus) * held.gpu_replicas
         used = sum(1 for g in gpus if g in held.allocated_gpus) * held.gpu_replicas
         out.append(ZoneResource(held.gpu_resource, n, n, n - used))
@@ -200,13 +228,18 @@ def node_resource_topology(
     allocated_gpus: Collection[int] = (),
     gpu_resource: str = NVIDIA_GPU,
     gpu_replicas: int = 1,
+    devices: Sequence[ZoneDevice] | None = None,
 ) -> ResourceTopology:
     """The zones NFD's topology-updater would publish for ``topo``.
 
     ``reserved_cpus`` / ``reserved_memory_bytes`` (by NUMA id) are the kubelet's
     ``reservedSystemCPUs`` / ``reservedMemory``; ``allocated_cpus`` and ``allocated_gpus`` (GPU
     indices) are held exclusively by running pods; ``gpu_replicas`` > 1 models time-slicing,
-    where each GPU is advertised that many times with the same NUMA node.
+    where each GPU is advertised that many times with the same NUMA node. ``devices``, when
+    given, replaces the GPU arguments: every device the device plugin lists, under its own
+    resource name (MIG instances, replicas, renamed shared GPUs); an empty list is a node whose
+    GPUs no device plugin lists (NVIDIA's DRA driver publishes ResourceSlices instead, which
+    the podresources allocatable list does not carry).
     """
     if gpu_replicas < 1:
         raise InputError(f"gpu_replicas {gpu_replicas}", expected="1 or more")
@@ -218,7 +251,10 @@ def node_resource_topology(
         allocated_gpus=frozenset(allocated_gpus),
         gpu_resource=gpu_resource,
         gpu_replicas=gpu_replicas,
+        devices=tuple(devices) if devices is not None else None,
     )
+    if devices is not None:
+        _check_ids(topo, (), [d.gpu for d in devices])
     zones = tuple(
         Zone(
             name=zone_name(node.id),

@@ -8,7 +8,7 @@ same scenario and seed give the same result, event for event.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from gpuplane.core.kernel import EventHandle
@@ -32,6 +32,8 @@ class RunResult:
     timeseries: tuple[dict[str, Any], ...]
     # The tidy series per file name (``twin.series``): pools, serving, autoscaling.
     series: dict[str, tuple[SeriesRow, ...]] = field(default_factory=dict)
+    # Stopped early by ``should_stop``: ``until_s`` is the simulated time reached.
+    interrupted: bool = False
 
 
 class Simulation:
@@ -56,9 +58,18 @@ class Simulation:
         raise LookupError(f"this twin has no {kind.__name__}")
 
     def run(
-        self, until_s: float, progress: Callable[[float], None] | None = None, steps: int = 100
+        self,
+        until_s: float,
+        progress: Callable[[float], None] | None = None,
+        steps: int = 100,
+        should_stop: Callable[[], bool] | None = None,
     ) -> RunResult:
-        """Run to ``until_s``; ``progress(t)`` is called ``steps`` times along the way."""
+        """Run to ``until_s``; ``progress(t)`` is called ``steps`` times along the way.
+
+        ``should_stop()`` is asked after each step; when it answers True the run ends there, at
+        a step boundary (every event up to that time processed, none after), and the result
+        covers the time reached, flagged ``interrupted``. Asking never changes the run itself.
+        """
         c = self.cluster
         for part in self.components:
             part.start(until_s)
@@ -70,23 +81,29 @@ class Simulation:
             c.loop.run(t, on_event)
             if progress is not None:
                 progress(t)
+            if t < until_s and should_stop is not None and should_stop():
+                break
+        interrupted = t < until_s
         for part in self.components:
-            part.stop(until_s)
+            part.stop(t)
         sections = [s for s in (p.summary() for p in self.components) if s is not None]
         summary = build_summary(
-            c, name=self.name, placement=self.placement_name, until_s=until_s, sections=sections
+            c, name=self.name, placement=self.placement_name, until_s=t, sections=sections
         )
+        if interrupted:
+            summary = replace(summary, interrupted=True, requested_until_s=until_s)
         samplers = [p for p in self.components if isinstance(p, MetricsSampler)]
         grid = tuple(float(r["t_s"]) for r in samplers[0].rows) if samplers else ()
         series = merged(p.series(grid) for p in self.components if isinstance(p, SeriesSource))
         return RunResult(
             seed=c.seed,
-            until_s=until_s,
+            until_s=t,
             num_events=c.loop.num_processed,
             summary=summary,
             events=tuple(c.events.events),
             timeseries=tuple(samplers[0].rows) if samplers else (),
             series=series,
+            interrupted=interrupted,
         )
 
 

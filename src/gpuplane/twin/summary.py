@@ -174,6 +174,10 @@ class RunSummary:
     serving: ServingSummary | None = None
     autoscaling: AutoscalingSummary | None = None
     slo_scaling: SloScalingSummary | None = None
+    # Set only when the run was stopped early (Ctrl-C): ``until_s`` is then the simulated time
+    # reached, ``requested_until_s`` the time asked for.
+    interrupted: bool | None = None
+    requested_until_s: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """summary.json: the cluster's figures, then each section the run has."""

@@ -28,7 +28,7 @@ from gpuplane.slicing.dra import node_resource_slices
 from gpuplane.slicing.dra.devices import ResourceSlice, attribute_to_api
 from gpuplane.topology.presets import load_preset
 
-REGISTERED = "dra" in [g.name for g in cli_main.app.registered_groups]
+REGISTERED = "dra" in cli_main.COMMANDS
 assert REGISTERED, "the sub-command must be registered in cli/main.py"
 
 _app = typer.Typer()

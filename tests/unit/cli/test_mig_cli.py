@@ -8,7 +8,7 @@ import pytest
 
 from gpuplane.cli import main as cli_main
 
-REGISTERED = "mig" in [g.name for g in cli_main.app.registered_groups]
+REGISTERED = "mig" in cli_main.COMMANDS
 assert REGISTERED, "the sub-command must be registered in cli/main.py"
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from gpuplane.cli import main as cli_main
 
-REGISTERED = "serving" in [g.name for g in cli_main.app.registered_groups]
+REGISTERED = "serving" in cli_main.COMMANDS
 assert REGISTERED, "the sub-command must be registered in cli/main.py"
 VIDUR = Path(__file__).resolve().parents[4] / "shared/data/vidur"
 

@@ -32,6 +32,8 @@ def snapshot_text(snapshot: ClusterSnapshot, *, as_json: bool) -> str:
 
 def write_snapshot(snapshot: ClusterSnapshot, path: Path) -> None:
     try:
+        # Like every other --out, the folders on the way are created.
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(snapshot_text(snapshot, as_json=path.suffix == ".json"), encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot write the snapshot: {exc}", location=Location(str(path))) from exc

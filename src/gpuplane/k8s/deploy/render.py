@@ -40,6 +40,30 @@ def namespace_object(namespace: str) -> Obj:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
 
 
+def bundle_files(
+    target: str,
+    namespace: str,
+    image: str,
+    bind: bool = False,
+    serving: ServingBundle | None = None,
+) -> dict[str, list[Obj]]:
+    """Every file of the kustomization but kustomization.yaml, the Namespace first."""
+    made = bundle(target, namespace, image, bind, serving)
+    return {"namespace.yaml": [namespace_object(namespace)], **made}
+
+
+def all_objects(
+    target: str,
+    namespace: str,
+    image: str,
+    bind: bool = False,
+    serving: ServingBundle | None = None,
+) -> list[Obj]:
+    """The bundle's objects in apply order (``-o yaml|json`` prints them as a v1 List)."""
+    files = bundle_files(target, namespace, image, bind, serving)
+    return [o for objects in files.values() for o in objects]
+
+
 def render(
     target: str,
     namespace: str,
@@ -48,8 +72,7 @@ def render(
     bind: bool = False,
     serving: ServingBundle | None = None,
 ) -> list[Path]:
-    made = bundle(target, namespace, image, bind, serving)
-    files = {"namespace.yaml": [namespace_object(namespace)], **made}
+    files = bundle_files(target, namespace, image, bind, serving)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, objects in files.items():

@@ -19,7 +19,10 @@ from gpuplane.topology.presets import preset_names
 from gpuplane.topology.resolve import resolve_topology
 from gpuplane.topology.tp_bandwidth import tp_bandwidth, tp_sizes
 from gpuplane.twin.cluster.mig_devices import layouts_from_config, mig_gpu_of
+from gpuplane.twin.cluster.nodes import make_node
+from gpuplane.twin.kubelet.gpu_devices import node_gfd_labels
 from gpuplane.twin.scenario.spec import NodePoolSpec
+from gpuplane.twin.scheduling.nrt_view import node_nrt
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +32,9 @@ class PoolInfo:
     topology: NodeTopology | None  # None: not resolvable from the run's files
     mig_layouts: tuple[Layout, ...] | None = None  # initial, per GPU; None: MIG off
     note: str = ""
+    # The pool as the scenario gives it (kubelet, sharing, MIG, DRA); None: read from a run's
+    # resolved config, where labels and zones follow the hardware alone.
+    spec: NodePoolSpec | None = None
 
     @property
     def num_gpus(self) -> int:
@@ -37,7 +43,7 @@ class PoolInfo:
 
 def pools_from_spec(pools: Sequence[NodePoolSpec]) -> tuple[PoolInfo, ...]:
     return tuple(
-        PoolInfo(p.name, p.count, p.topology, p.mig.layouts if p.mig is not None else None)
+        PoolInfo(p.name, p.count, p.topology, p.mig.layouts if p.mig is not None else None, spec=p)
         for p in pools
     )
 
@@ -119,8 +125,13 @@ def pool_html(pool: PoolInfo, changes: Sequence[MigChange]) -> str:
     topo = pool.topology
     if topo is None:
         return head + missing(f"the hardware of {pool.name} ({pool.note})")
-    labels = gfd_labels(topo, machine=topo.machine)
-    nrt = node_resource_topology(topo, node_name=f"{pool.name}-0")
+    if pool.spec is not None:
+        node = make_node(pool.spec, 0)
+        labels = node_gfd_labels(node)
+        nrt = node_nrt(node)
+    else:
+        labels = gfd_labels(topo, machine=topo.machine)
+        nrt = node_resource_topology(topo, node_name=f"{pool.name}-0")
     nrt_rows = [
         (z.name, z.type, ", ".join(f"{r.name}={r.capacity}" for r in z.resources))
         for z in nrt.zones

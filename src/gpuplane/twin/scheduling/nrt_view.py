@@ -14,13 +14,14 @@ decision itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
-from gpuplane.topology.nrt import ResourceTopology, node_resource_topology
+from gpuplane.api.resources import NVIDIA_GPU
+from gpuplane.topology.nrt import ResourceTopology, ZoneDevice, node_resource_topology
 from gpuplane.twin.cluster.objects import Node
 from gpuplane.twin.cluster.store import ObjectStore
 
-_Key = tuple[tuple[bool, ...], tuple[bool, ...], tuple[int, ...]]
+_Key = tuple[tuple[bool, ...], tuple[bool, ...], tuple[int, ...], tuple[tuple[bool, ...], ...]]
 
 
 class NrtView(Mapping[str, ResourceTopology]):
@@ -59,37 +60,54 @@ class NrtView(Mapping[str, ResourceTopology]):
             tuple(o is None and not shares[g] for g, o in enumerate(node.gpu_owner)),
             (*node.gpu_healthy, node.gpus_advertised),
             tuple(sorted(c for cpus in node.exclusive_cpus.values() for c in cpus)),
+            tuple(tuple(o is None for o in node.ext_owner[n]) for n in sorted(node.ext_owner)),
         )
 
     def _build(self, node: Node) -> ResourceTopology:
-        shares = self.store.gpu_shares[node.name]
-        replicas = 1
-        if node.devices_are_gpus:
-            held_gpus = [
-                g
-                for g in range(node.num_gpus)
-                if node.gpu_owner[g] is not None
-                or shares[g]
-                or not node.gpu_healthy[g]
-                or not node.gpus_advertised
-            ]
-        else:
-            # Replicas / MIG devices: a GPU counts as held once none of its devices is free
-            # (the zone then under-reports partly used GPUs' remaining devices).
-            free = {node.device_slots[d].gpu for d in self.store.free_whole_gpus(node)}
-            held_gpus = [g for g in range(node.num_gpus) if g not in free]
-            per_gpu = [
-                sum(1 for s in node.device_slots if s.gpu == g) for g in range(node.num_gpus)
-            ]
-            replicas = max(1, min((n for n in per_gpu if n), default=1))
-        cfg = node.kubelet
-        return node_resource_topology(
-            node.topology,
-            node_name=node.name,
-            policy=cfg.topology_manager_policy.value,
-            scope=cfg.topology_manager_scope.value,
-            reserved_cpus=cfg.reserved_cpus,
-            allocated_cpus=[c for cpus in node.exclusive_cpus.values() for c in cpus],
-            allocated_gpus=held_gpus,
-            gpu_replicas=replicas,
+        return node_nrt(node, self.store.gpu_shares[node.name])
+
+
+def zone_devices(node: Node, shares: Sequence[object] = ()) -> list[ZoneDevice]:
+    """Every device the node's device plugin lists, under its resource name, and whether it is
+    held: owned by a pod, shared by GPUSharing pods (``shares[g]`` truthy), on an unhealthy
+    GPU, or not advertised yet (driver and device plugin not up). ``shares`` is per device.
+    DRA nodes list none."""
+    if node.dra:
+        return []
+
+    def unusable(gpu: int) -> bool:
+        return not node.gpu_healthy[gpu] or not node.gpus_advertised
+
+    out = [
+        ZoneDevice(
+            NVIDIA_GPU,
+            slot.gpu,
+            node.gpu_owner[d] is not None
+            or unusable(slot.gpu)
+            or (d < len(shares) and bool(shares[d])),
         )
+        for d, slot in enumerate(node.device_slots)
+    ]
+    for name in sorted(node.ext_slots):
+        owners = node.ext_owner[name]
+        out.extend(
+            ZoneDevice(name, slot.gpu, owners[d] is not None or unusable(slot.gpu))
+            for d, slot in enumerate(node.ext_slots[name])
+        )
+    return out
+
+
+def node_nrt(node: Node, shares: Sequence[object] = ()) -> ResourceTopology:
+    """The NodeResourceTopology NFD's topology-updater publishes for ``node``: its kubelet's
+    Topology Manager policy and scope, reserved CPUs, the CPUs its pods hold exclusively and
+    every advertised device by resource name (MIG instances, time-slicing replicas)."""
+    cfg = node.kubelet
+    return node_resource_topology(
+        node.topology,
+        node_name=node.name,
+        policy=cfg.topology_manager_policy.value,
+        scope=cfg.topology_manager_scope.value,
+        reserved_cpus=cfg.reserved_cpus,
+        allocated_cpus=[c for cpus in node.exclusive_cpus.values() for c in cpus],
+        devices=zone_devices(node, shares),
+    )
