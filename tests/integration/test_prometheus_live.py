@@ -187,7 +187,10 @@ def test_prometheus_stores_what_the_emulator_served_and_agrees_with_gpuplane_pro
             assert sorted(per_engine.values()) == [REQUESTS / 2, REQUESTS / 2]  # round robin
             await asyncio.sleep(3.0)  # a few more scrapes, so rates span several points
 
-            at = round(time.time(), 3)
+            # A sample carries its scrape's start time but is stored when the scrape ends (within
+            # the 1 s scrape timeout): evaluate 2 s back, where every scrape has been stored, so
+            # that the export and the queries see the same samples.
+            at = round(time.time() - 2.0, 3)
             matrix = await prom.query('{__name__=~"vllm:.+|gpuplane_router_.+|DCGM_.+"}[5m]', at)
             assert matrix["resultType"] == "matrix"
             times = {round(float(t), 3) for s in matrix["result"] for t, _ in s["values"]}
