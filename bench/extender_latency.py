@@ -31,6 +31,13 @@ in process through ``handlers.handle``, the service's path (assumed pods in an o
 place) and the reference path (``ExtenderState(reference=True)``: a copy of the view with every
 assumed node replayed, per call) called alternately, each call's wall and CPU time (the CPU
 time leaves out the time the process waited for a core on a busy machine).
+
+``--watch [N]`` (N = 20 batches by default) times how fast watch events reach the extender's
+view: each batch MODIFIES that many bound pods (a new resourceVersion and a label, as a status
+update does) in the informers' objects, then does what the service does after a burst of
+events: fit's values built again through the memo (only the changed objects are read) and
+``ExtenderState.load`` (only the changed pods' nodes replayed). Batches of 1, 10 and 100
+events; printed: ms per rebuild (p50, max) and events applied per second.
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
+from gpuplane.k8s.cluster.fit_memo import FitMemo
 from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
 from gpuplane.k8s.extender.handlers import handle
@@ -323,14 +331,59 @@ def burst(n_nodes: int, pods_per_node: int, n_pods: int) -> list[str]:
     return rows
 
 
+def _modified(pod: dict[str, Any], version: int) -> dict[str, Any]:
+    meta = {**pod["metadata"], "resourceVersion": str(version)}
+    meta["labels"] = {**(meta.get("labels") or {}), "gpuplane.io/bench-update": str(version)}
+    return {**pod, "metadata": meta}
+
+
+def watch_apply(n_nodes: int, pods_per_node: int, batches: int) -> list[str]:
+    """Watch events applied to the view, as ``serve extender --kubeconfig`` does after a burst."""
+    objs = large_cluster(n_nodes, n_nodes * pods_per_node)
+    snap = _snapshot(objs)
+    defaults = node_defaults(ROOT / "examples" / "snapshot" / "pools.yaml", None)
+    memo = FitMemo()
+    state = ExtenderState(ExtenderSettings(), defaults)
+    state.load(fit_cluster(snap, defaults, memo), node_versions(snap))
+    settle_heap()
+    pods = list(snap.of("pods"))
+    version, at = 10**6, 0
+    rows = [f"watch events: {n_nodes} nodes, {len(pods)} bound pods; MODIFIED pods, per rebuild"]
+    for size in (1, 10, 100):
+        times, cpus = [], []
+        for _ in range(batches):
+            for _ in range(size):
+                version += 1
+                pods[at % len(pods)] = _modified(pods[at % len(pods)], version)
+                at += 7919  # a prime: the batch's pods are spread over the nodes
+            objects = {**snap.objects, "pods": tuple(pods)}
+            changed = ClusterSnapshot("bench", snap.read_at, None, {}, (), objects)
+            start, cpu = time.perf_counter(), time.thread_time()
+            state.load(fit_cluster(changed, defaults, memo), node_versions(changed))
+            cpus.append(time.thread_time() - cpu)
+            times.append(time.perf_counter() - start)
+        wall, cpu_mean = sum(times) / len(times), sum(cpus) / len(cpus)
+        rows.append(
+            f"  batch {size:3d}: ms wall p50 {_pct(times, 0.5):.1f} max {_pct(times, 1.0):.1f}, "
+            f"cpu p50 {_pct(cpus, 0.5):.1f}; {size / wall:,.0f} events/s "
+            f"({size / cpu_mean:,.0f} per CPU second)"
+        )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--nodes", type=int, nargs="+", default=[1000, 5000])
     parser.add_argument("--pods-per-node", type=int, default=2)
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--burst", type=int, nargs="?", const=1000, default=None, metavar="N")
+    parser.add_argument("--watch", type=int, nargs="?", const=20, default=None, metavar="N")
     opts = parser.parse_args()
     for n in opts.nodes:
+        if opts.watch is not None:
+            for row in watch_apply(n, opts.pods_per_node, opts.watch):
+                print(row, flush=True)
+            continue
         if opts.burst is not None:
             for row in burst(n, opts.pods_per_node, opts.burst):
                 print(row, flush=True)

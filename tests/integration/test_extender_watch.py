@@ -211,3 +211,12 @@ def test_watch_list_streams_the_initial_state_or_falls_back_to_lists(
         else:
             assert len(watched.lists(path)) == 1 and informers[key].num_watch_lists == 0
             assert not informers[key].watch_list
+
+
+def test_watch_list_needs_a_cluster(capsys: pytest.CaptureFixture[str]) -> None:
+    from gpuplane.cli.main import run
+
+    code = run(
+        ["serve", "extender", "--snapshot", str(EXAMPLES / "mixed-cluster.yaml"), "--watch-list"]
+    )
+    assert code == 2 and "--watch-list needs --kubeconfig" in capsys.readouterr().err

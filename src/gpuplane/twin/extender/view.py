@@ -74,7 +74,7 @@ def make_view(cluster: FitCluster, previous: ExtenderView | None = None) -> Exte
             holdings[n.name], keys[n.name] = previous.holdings[n.name], previous.keys[n.name]
             continue
         holdings[n.name] = replay_node(n, pods, cache)
-        keys[n.name] = _intern(interned, n, holdings[n.name])
+        keys[n.name] = intern_key(interned, n, holdings[n.name])
     return ExtenderView(
         nodes={n.name: n for n in cluster.nodes},
         holdings=holdings,
@@ -98,9 +98,6 @@ def intern_key(interned: dict[NodeKey, int], node: FitNode, holding: NodeHolding
     return interned.setdefault(node_key(node, holding), len(interned))
 
 
-_intern = intern_key
-
-
 def replay_with(
     view: ExtenderView, node: FitNode, pods: tuple[FitPod, ...], cache: ReplayCache
 ) -> tuple[NodeHolding, int]:
@@ -110,7 +107,7 @@ def replay_with(
     if last is not None and last[0] is node and _same(last[1], pods):
         return last[2], last[3]
     holding = replay_node(node, pods, cache)
-    key = _intern(view.interned, node, holding)
+    key = intern_key(view.interned, node, holding)
     view.replays[node.name] = (node, pods, holding, key)
     return holding, key
 
