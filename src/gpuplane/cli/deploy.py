@@ -61,6 +61,14 @@ def render_command(
     ] = "http://prometheus.monitoring.svc:9090",
     ttft_p90: Annotated[str, typer.Option("--ttft-p90", rich_help_panel=SERVING)] = "2s",
     itl_p99: Annotated[str, typer.Option("--itl-p99", rich_help_panel=SERVING)] = "200ms",
+    pd: Annotated[
+        bool,
+        typer.Option(
+            "--pd/--no-pd",
+            help="A prefill and a decode set (NixlConnector) instead of one.",
+            rich_help_panel=SERVING,
+        ),
+    ] = False,
 ) -> None:
     """Write a kustomization directory (apply with kubectl apply -k DIR)."""
     make_router(policy)  # an unknown name fails here, with the valid ones
@@ -80,6 +88,7 @@ def render_command(
         prometheus=prometheus,
         ttft_p90=ttft_p90,
         itl_p99=itl_p99,
+        pd=pd,
     )
     for path in render(target, namespace, image, out, serving):
         print(path)
