@@ -76,6 +76,14 @@ def render_command(
     ] = "http://prometheus.monitoring.svc:9090",
     ttft_p90: Annotated[str, typer.Option("--ttft-p90", rich_help_panel=SERVING)] = "2s",
     itl_p99: Annotated[str, typer.Option("--itl-p99", rich_help_panel=SERVING)] = "200ms",
+    pd: Annotated[
+        bool,
+        typer.Option(
+            "--pd/--no-pd",
+            help="A prefill and a decode set (NixlConnector) instead of one.",
+            rich_help_panel=SERVING,
+        ),
+    ] = False,
     output: OutputOpt = None,
 ) -> None:
     """Write a kustomization directory (apply with kubectl apply -k DIR); with -o yaml|json
@@ -97,6 +105,7 @@ def render_command(
         prometheus=prometheus,
         ttft_p90=ttft_p90,
         itl_p99=itl_p99,
+        pd=pd,
     )
     if output is not None and out is None:
         emit(all_objects(target, namespace, image, bind, serving), output)

@@ -6,6 +6,8 @@ scaler's own parser, and every container's args parse through the command they r
 from __future__ import annotations
 
 import copy
+import itertools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -164,3 +166,37 @@ def test_bad_bounds_are_located_errors() -> None:
 
     with pytest.raises(InputError, match="--min-replicas 3 --max-replicas 2"):
         serving_objects(ServingBundle("llm", "img", min_replicas=3, max_replicas=2))
+
+
+@pytest.mark.parametrize("engine", ["emulator", "vllm"])
+def test_pd_bundle_has_two_sets_two_scaled_objects_and_a_pd_router(
+    tmp_path: Path, engine: str
+) -> None:
+    objs = _render(tmp_path, "--pd", "--engine", engine, "--max-replicas", "2")
+    schema = _keda_schema()
+    for obj in objs:
+        if obj["kind"] == "ScaledObject":
+            jsonschema.validate(obj, schema)
+        else:
+            kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+    sets = [o for o in objs if o["kind"] == "StatefulSet"]
+    assert [s["metadata"]["name"] for s in sets] == ["llm-prefill", "llm-decode"]
+    for sts in sets:
+        args = _args(sts)
+        at = args.index("--kv-transfer-config")
+        assert json.loads(args[at + 1]) == {"kv_connector": "NixlConnector", "kv_role": "kv_both"}
+        if engine == "emulator":
+            assert run([*args, "--help"]) == 0
+    router = _args(_kind(objs, "Deployment", "llm-router"))
+    assert run([*router, "--help"]) == 0
+    pairs = list(itertools.pairwise(router))
+    prefill = [u for f, u in pairs if f == "--prefill-engine"]
+    decode = [u for f, u in pairs if f == "--decode-engine"]
+    assert prefill == [f"http://llm-prefill-{i}.llm-prefill.llm.svc:8000" for i in range(2)]
+    assert decode == [f"http://llm-decode-{i}.llm-decode.llm.svc:8000" for i in range(2)]
+    scaled = [o for o in objs if o["kind"] == "ScaledObject"]
+    for so, role in zip(scaled, ("prefill", "decode"), strict=True):
+        config = parse_metadata(so["spec"]["triggers"][0]["metadata"], "llm")
+        assert config.role.value == role and config.deployment == f"llm-{role}"
+        assert f'pod=~"llm-{role}-[0-9]+"' in config.queries.waiting
+        assert so["spec"]["scaleTargetRef"]["name"] == f"llm-{role}"

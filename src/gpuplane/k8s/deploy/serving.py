@@ -14,6 +14,11 @@
   (image pull + weights + init, the twin's ``ColdStart``), and queries over kube-state-metrics'
   StatefulSet series and the router's arrival counter instead of the Deployment defaults.
 
+With ``pd`` there are two sets, ``NAME-prefill`` and ``NAME-decode``, both started with
+``--kv-transfer-config`` (NixlConnector, ``kv_both``; vLLM's side channel on the pod's IP), the
+router given ``--prefill-engine``/``--decode-engine`` addresses, and one ScaledObject per set
+(trigger metadata ``role: prefill``/``decode``, the set's pods by Prometheus' ``pod`` label).
+
 The HPA behavior lets the scaler's count through (no stabilization, policies wide enough for
 any step). KEDA 2.16's CRD has no ``tolerance`` in its scaling rules (the API server would
 prune it), so the HPA keeps its 10 % default: see docs/live.md, "The HPA arithmetic".
@@ -37,6 +42,8 @@ from gpuplane.twin.serving.engines import engine_for_gpu
 ENGINE_PORT, ROUTER_PORT, GRPC_PORT, SCALER_METRICS_PORT = 8000, 8080, 9090, 9091
 VLLM_IMAGE = "vllm/vllm-openai:v0.33.0"  # the release docs/live.md's metric names follow
 EngineKind = Literal["emulator", "vllm"]
+Role = Literal["unified", "prefill", "decode"]
+KV_TRANSFER_CONFIG = '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,18 +65,23 @@ class ServingBundle:
     prometheus: str = "http://prometheus.monitoring.svc:9090"
     ttft_p90: str = "2s"
     itl_p99: str = "200ms"
+    pd: bool = False  # a prefill and a decode set (NixlConnector) instead of one
 
     @property
     def served(self) -> str:
         return self.served_model_name or self.model
 
     @property
-    def engines(self) -> str:
-        return f"{self.name}-engine"
+    def roles(self) -> tuple[Role, ...]:
+        return ("prefill", "decode") if self.pd else ("unified",)
 
-    def engine_urls(self) -> list[str]:
-        host = f"{self.engines}.{self.namespace}.svc"
-        return [f"http://{self.engines}-{i}.{host}:{ENGINE_PORT}" for i in range(self.max_replicas)]
+    def set_name(self, role: Role) -> str:
+        return f"{self.name}-engine" if role == "unified" else f"{self.name}-{role}"
+
+    def engine_urls(self, role: Role) -> list[str]:
+        name = self.set_name(role)
+        host = f"{name}.{self.namespace}.svc"
+        return [f"http://{name}-{i}.{host}:{ENGINE_PORT}" for i in range(self.max_replicas)]
 
 
 def _num(x: float) -> str:
@@ -100,8 +112,9 @@ def _hardened(c: Obj) -> Obj:
     return c
 
 
-def _engine_container(b: ServingBundle, startup_s: float) -> tuple[Obj, list[Obj]]:
+def _engine_container(b: ServingBundle, startup_s: float, role: Role) -> tuple[Obj, list[Obj]]:
     """The engine container and the pod's volumes."""
+    kv = [] if role == "unified" else ["--kv-transfer-config", KV_TRANSFER_CONFIG]
     probes = {
         # /health is 503 until the weights are loaded: wait that long, then check it.
         "startupProbe": _probe("/health", 10, math.ceil(startup_s / 10) + 6),
@@ -113,7 +126,7 @@ def _engine_container(b: ServingBundle, startup_s: float) -> tuple[Obj, list[Obj
         args = [
             "serve", "engine", "--model", b.model, "--gpu", b.gpu, "--tp", str(b.tp),
             "--engine", "vllm", "--served-model-name", b.served,
-            "--host", "0.0.0.0", "--port", str(ENGINE_PORT),
+            "--host", "0.0.0.0", "--port", str(ENGINE_PORT), *kv,
         ]  # fmt: skip
         c = {"name": "engine", "image": b.image, "args": args, "ports": ports, **probes}
         c["resources"] = {"requests": {"cpu": "500m", "memory": "512Mi"}}
@@ -122,7 +135,7 @@ def _engine_container(b: ServingBundle, startup_s: float) -> tuple[Obj, list[Obj
     model = entry.hf_id if entry is not None else b.model
     args = [
         model, "--served-model-name", b.served, "--tensor-parallel-size", str(b.tp),
-        "--host", "0.0.0.0", "--port", str(ENGINE_PORT),
+        "--host", "0.0.0.0", "--port", str(ENGINE_PORT), *kv,
     ]  # fmt: skip
     gpus = {"nvidia.com/gpu": str(b.tp)}
     c = {
@@ -135,6 +148,10 @@ def _engine_container(b: ServingBundle, startup_s: float) -> tuple[Obj, list[Obj
         "resources": {"requests": {"cpu": "4", "memory": "32Gi", **gpus}, "limits": gpus},
         "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
     }
+    if kv:  # NIXL's side channel listens on the pod's own address (vLLM's default is localhost)
+        ip = {"valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
+        c["env"] = [{"name": "VLLM_NIXL_SIDE_CHANNEL_HOST", **ip}]
+        c["ports"] = [*ports, {"name": "nixl", "containerPort": 5600}]
     shm = {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}
     return c, [shm]
 
@@ -156,22 +173,23 @@ def _pod(app: str, containers: list[Obj], port: int, volumes: list[Obj]) -> Obj:
     return {"metadata": {"labels": labels(app), "annotations": scrape}, "spec": spec}
 
 
-def _engines(b: ServingBundle, startup_s: float) -> list[Obj]:
-    container, volumes = _engine_container(b, startup_s)
+def _engines(b: ServingBundle, startup_s: float, role: Role) -> list[Obj]:
+    name = b.set_name(role)
+    container, volumes = _engine_container(b, startup_s, role)
     sts = {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
-        "metadata": meta(b.engines, b.namespace, b.engines),
+        "metadata": meta(name, b.namespace, name),
         "spec": {
-            "serviceName": b.engines,
+            "serviceName": name,
             "replicas": b.min_replicas,
             "podManagementPolicy": "Parallel",
-            "selector": {"matchLabels": {"app.kubernetes.io/name": b.engines}},
-            "template": _pod(b.engines, [container], ENGINE_PORT, volumes),
+            "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
+            "template": _pod(name, [container], ENGINE_PORT, volumes),
         },
     }
     port = [{"name": "http", "port": ENGINE_PORT, "targetPort": "http"}]
-    return [_service(b.engines, b.namespace, b.engines, port, clusterIP="None"), sts]
+    return [_service(name, b.namespace, name, port, clusterIP="None"), sts]
 
 
 def _deployment(name: str, namespace: str, container: Obj, port: int) -> Obj:
@@ -190,8 +208,14 @@ def _deployment(name: str, namespace: str, container: Obj, port: int) -> Obj:
 def router_args(b: ServingBundle) -> list[str]:
     args = ["serve", "router", "--policy", b.policy, "--host", "0.0.0.0"]
     args += ["--port", str(ROUTER_PORT), "--scrape-interval", "0.1"]
-    for url in b.engine_urls():
-        args += ["--engine", url]
+    flag: dict[Role, str] = {
+        "unified": "--engine",
+        "prefill": "--prefill-engine",
+        "decode": "--decode-engine",
+    }
+    for role in b.roles:
+        for url in b.engine_urls(role):
+            args += [flag[role], url]
     return args
 
 
@@ -245,16 +269,21 @@ def _scaler(b: ServingBundle) -> list[Obj]:
     ]
 
 
-def scaler_metadata(b: ServingBundle, cold_start_s: float) -> dict[str, str]:
+def scaler_metadata(b: ServingBundle, cold_start_s: float, role: Role) -> dict[str, str]:
     """The trigger's metadata (``k8s/scaler/metadata.py`` reads every key)."""
     built = engine_for_gpu(_spec(b), get_gpu_model(b.gpu))
     cap = capacity_from_engine(built.step_model, built.plan)
-    sts = f'{{namespace="{b.namespace}",statefulset="{b.engines}"}}'
+    name = b.set_name(role)
+    sts = f'{{namespace="{b.namespace}",statefulset="{name}"}}'
+    selector = f'namespace="{b.namespace}",model_name="{b.served}"'
+    if role != "unified":  # the pods of this set only (Prometheus' pod label)
+        selector += f',pod=~"{name}-[0-9]+"'
     meta_: dict[str, str] = {
         "scalerAddress": f"{b.name}-scaler.{b.namespace}.svc:{GRPC_PORT}",
         "prometheusAddress": b.prometheus,
-        "deployment": f"{b.namespace}/{b.engines}",
-        "podSelector": f'namespace="{b.namespace}",model_name="{b.served}"',
+        "deployment": f"{b.namespace}/{name}",
+        "role": role,
+        "podSelector": selector,
         "coldStart": f"{math.ceil(cold_start_s)}s",
         "minReplicas": str(b.min_replicas),
         "maxReplicas": str(b.max_replicas),
@@ -282,14 +311,15 @@ def scaler_metadata(b: ServingBundle, cold_start_s: float) -> dict[str, str]:
     return meta_
 
 
-def scaled_object(b: ServingBundle, cold_start_s: float) -> Obj:
+def scaled_object(b: ServingBundle, cold_start_s: float, role: Role) -> Obj:
     step = {"stabilizationWindowSeconds": 0}
+    name = b.set_name(role)
     return {
         "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",
-        "metadata": meta(b.engines, b.namespace, b.engines),
+        "metadata": meta(name, b.namespace, name),
         "spec": {
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": b.engines},
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": name},
             "minReplicaCount": b.min_replicas,
             "maxReplicaCount": b.max_replicas,
             "pollingInterval": 15,
@@ -314,7 +344,7 @@ def scaled_object(b: ServingBundle, cold_start_s: float) -> Obj:
                 {
                     "type": "external",
                     "metricType": "AverageValue",
-                    "metadata": scaler_metadata(b, cold_start_s),
+                    "metadata": scaler_metadata(b, cold_start_s, role),
                 }
             ],
         },
@@ -332,8 +362,8 @@ def serving_objects(b: ServingBundle) -> dict[str, list[Obj]]:
     load_s = built.plan.weights_bytes / (cs.storage_gbps * 1e9) + cs.init_s
     pull_s = cs.image_pull_s if b.engine == "vllm" else 0.0
     return {
-        "engine.yaml": _engines(b, load_s),
+        "engine.yaml": [o for role in b.roles for o in _engines(b, load_s, role)],
         "router.yaml": _router(b),
         "scaler.yaml": _scaler(b),
-        "scaledobject.yaml": [scaled_object(b, pull_s + load_s)],
+        "scaledobject.yaml": [scaled_object(b, pull_s + load_s, role) for role in b.roles],
     }
