@@ -25,8 +25,9 @@ queue threshold, swept); the 210 s cold start runs only the points marked (210):
 - ``keda-queue``: the queue trigger alone, threshold 1, 10.
 - ``keda-ttft``: one trigger on ``histogram_quantile(0.9, ... vllm:time_to_first_token_seconds
   ...[1m])`` (metricType Value), threshold 0.5 s, 1 s.
-- ``slo``: gpuplane's SLO-aware scaler: target margin 1.0 (210) and 0.7 (210), without the
-  burstiness model, the point forecast (forecast_quantile 0.5).
+- ``slo``: gpuplane's SLO-aware scaler: target margin 1.0 (210), 0.7 (210) and 0.5; ITL margin
+  5 (210: it sizes for an ITL-P99 of 1 s, i.e. for the per-request objective, mean TPOT, rather
+  than the ITL tail); without the burstiness model; the point forecast (forecast_quantile 0.5).
 - ``oracle``: bench/autoscale.py's oracle (the actual arrivals of each minute sized with the
   capacity model) (210): the limit.
 
@@ -98,7 +99,8 @@ def family_grid(cold: str) -> list[tuple[str, Knobs]]:
         ]
         out += [("keda-queue", (("queue", q),)) for q in (1, 10)]
         out += [("keda-ttft", (("ttft_s", t),)) for t in (0.5, 1.0)]
-    out += [("slo", (("target_margin", m),)) for m in (1.0, 0.7)]
+    out += [("slo", (("target_margin", m),)) for m in ((1.0, 0.7, 0.5) if full else (1.0, 0.7))]
+    out += [("slo", (("itl_margin", 5.0),))]
     if full:
         out += [("slo", (("model_burstiness", False),)), ("slo", (("forecast_quantile", 0.5),))]
     out += [("oracle", (("target_margin", 1.0),))]
