@@ -27,7 +27,8 @@ queue threshold, swept); the 210 s cold start runs only the points marked (210):
   ...[1m])`` (metricType Value), threshold 0.5 s, 1 s (210).
 - ``slo``: gpuplane's SLO-aware scaler: target margin 1.0 (210), 0.7 (210) and 0.5; ITL margin
   5 (210: it sizes for an ITL-P99 of 1 s, i.e. for the per-request objective, mean TPOT, rather
-  than the ITL tail); without the burstiness model; the point forecast (forecast_quantile 0.5).
+  than the ITL tail); queue-time budget 0.5 (210); without the burstiness model; the point
+  forecast (forecast_quantile 0.5).
 - ``oracle``: bench/autoscale.py's oracle (the actual arrivals of each minute sized with the
   capacity model) (210): the limit.
 
@@ -103,7 +104,7 @@ def family_grid(cold: str) -> list[tuple[str, Knobs]]:
         out += [("keda", (("up_policy", "2 pods/60s"),))]
     out += [("keda-ttft", (("ttft_s", 1.0),))]
     out += [("slo", (("target_margin", m),)) for m in ((1.0, 0.7, 0.5) if full else (1.0, 0.7))]
-    out += [("slo", (("itl_margin", 5.0),))]
+    out += [("slo", (("itl_margin", 5.0),)), ("slo", (("queue_time_budget", 0.5),))]
     if full:
         out += [("slo", (("model_burstiness", False),)), ("slo", (("forecast_quantile", 0.5),))]
     out += [("oracle", (("target_margin", 1.0),))]
