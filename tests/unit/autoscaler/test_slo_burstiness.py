@@ -118,3 +118,17 @@ def test_queue_time_beyond_its_budget_counts_as_a_backlog() -> None:
 def test_signals_reject_a_negative_queue_time() -> None:
     with pytest.raises(ValueError, match="queue_time_p90_s"):
         PoolSignals(flat(1.0), 1000.0, 200.0, queue_time_p90_s=-1.0)
+
+
+def test_an_itl_margin_above_one_sizes_for_a_looser_tail() -> None:
+    # At a 0.1 s ITL objective the ITL tail binds (no count meets it); at 3 x 0.1 s TTFT does.
+    pool = make_pool(rates=flat(10.0), ready=20)
+    strict = SloScalerSettings(itl_p99_s=0.1)
+    loose = SloScalerSettings(itl_p99_s=0.1, itl_margin=3.0)
+    assert decide_one(pool, loose).numbers.needed_slo < decide_one(pool, strict).numbers.needed_slo
+    ttft_only = SloScalerSettings(itl_p99_s=0.3)
+    assert (
+        decide_one(pool, loose).numbers.needed_slo == decide_one(pool, ttft_only).numbers.needed_slo
+    )
+    with pytest.raises(ValueError, match="itl_margin"):
+        SloScalerSettings(itl_margin=0.0)

@@ -86,9 +86,11 @@ class _Step:
         self.observed = sig.observed_rps()
         rate = max(self.forecast.upper_rps, self.observed * (1.0 + settings.headroom))
         slo = pool.slo or settings.targets()
-        margin = settings.target_margin
+        margin, itl = settings.target_margin, settings.itl_margin
         self.targets = (
-            slo if margin == 1.0 else SloTargets(slo.ttft_p90_s * margin, slo.itl_p99_s * margin)
+            slo
+            if margin == 1.0 and itl == 1.0
+            else SloTargets(slo.ttft_p90_s * margin, slo.itl_p99_s * margin * itl)
         )
         waited = 0.0
         budget, queued = settings.queue_time_budget, sig.queue_time_p90_s

@@ -50,6 +50,14 @@ class SloScalerSettings(BaseModel):
         description="aim at this fraction of the TTFT and ITL objectives (1: the objectives "
         "themselves; 0.8 leaves a 20 % margin for what the model misses)",
     )
+    itl_margin: float = Field(
+        1.0,
+        gt=0,
+        le=10,
+        description="multiplies the ITL objective the scaler sizes for (on top of "
+        "target_margin); above 1 sizes for a looser tail than the objective, e.g. when what "
+        "matters is each request's mean time per output token rather than the pool's ITL p99",
+    )
     sync_period_s: Seconds = Field(
         15.0,
         gt=0,
