@@ -16,6 +16,10 @@ For each worker count, side by side in this process and interleaved over the rep
 3. ``ray``: the same on ``RayPool`` with Ray already started here (``ray.init(num_cpus=workers)``;
    its start-up time is printed on its own, as a cluster is started once for many sweeps).
 
+First, the executors' own cost: the grid's 1,400 points on a base that does nothing (``NullBase``),
+2 workers, against a bare ``Pool(2).imap_unordered`` of the same no-op; this is what a sweep adds
+per point whatever the machine's other load (``--overhead-only`` stops there).
+
 Reported: wall time per configuration (the median over repeats), overhead per point against the
 hand-made pool ((wall - handmade) / points) and as a percentage, the speed-up from 1 to N
 workers, and whether every configuration computed the same numbers. The machine may be shared:
@@ -38,7 +42,7 @@ from typing import Any
 from gpuplane.cli.sweep_bases import bases
 from gpuplane.scheduler.openb.experiment import run_seed
 from gpuplane.scheduler.openb.trace import NodeTable, PodTable, load_nodes, load_pods
-from gpuplane.twin.sweep import LocalPool, RayPool, Sweep, load_sweep, run_sweep
+from gpuplane.twin.sweep import Cell, LocalPool, Point, RayPool, Sweep, load_sweep, run_sweep
 
 REPO = Path(__file__).resolve().parents[1]
 GRID = REPO / "examples/sweeps/openb-grid.yaml"
@@ -106,6 +110,51 @@ def via_sweep(points: Sweep, executor: Any) -> tuple[float, dict[tuple[str, str,
     return wall, values
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class NullBase:
+    """A base whose points do nothing: what is left is the executor's own cost per point."""
+
+    kind = "null"
+
+    def evaluate(self, point: Point, figures: tuple[str, ...]) -> dict[str, Cell]:
+        return {"x": point.index}
+
+
+def _null(point: Point) -> dict[str, Cell]:
+    return {"x": point.index}
+
+
+def overhead(repeats: int, ray: Any) -> None:
+    """Executor cost per point: the grid's 1,400 points on a base that does nothing, 2 workers,
+    against a bare ``Pool(2).imap_unordered`` of the same no-op (the hand-made pool's own cost)."""
+    grid = load_sweep(GRID, bases())
+    sweep = dataclasses.replace(grid, base=NullBase(), figures=("x",), digest="null")
+    n = len(sweep.points)
+    walls: dict[str, list[float]] = {"bare pool": [], "local": [], "ray": []}
+    for _ in range(repeats):
+        started = time.perf_counter()
+        with Pool(2) as pool:
+            list(pool.imap_unordered(_null, sweep.points))
+        walls["bare pool"].append(time.perf_counter() - started)
+        for name in ("local", "ray"):
+            if name == "ray":
+                if ray is None:
+                    continue
+                ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+            executor = LocalPool(2) if name == "local" else RayPool("local", 2)
+            started = time.perf_counter()
+            with tempfile.TemporaryDirectory() as out:
+                run_sweep(sweep, executor, Path(out))
+            walls[name].append(time.perf_counter() - started)
+            if name == "ray":
+                ray.shutdown()
+    print(f"\nexecutor cost per point ({n} no-op points, 2 workers, median of {repeats}):")
+    for name, values in walls.items():
+        if values:
+            wall = statistics.median(values)
+            print(f"| {name} | {wall:.2f} s | {wall / n * 1000:.2f} ms per point |")
+
+
 def _measure(points: Sweep, workers: int, repeats: int, ray: Any) -> dict[str, Any]:
     walls: dict[str, list[float]] = {"handmade": [], "local": []}
     values: dict[str, dict[tuple[str, str, int], Any]] = {}
@@ -143,10 +192,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--no-ray", action="store_true")
+    parser.add_argument(
+        "--overhead-only", action="store_true", help="only the executors' cost per point"
+    )
     args = parser.parse_args(argv)
     ray = None
     if not args.no_ray:
         import ray  # type: ignore[no-redef]
+    overhead(3, ray)
+    if args.overhead_only:
+        return 0
     points = subset(args.traces, args.seeds)
     n = len(points.points)
     print(f"{n} points of {GRID.name}; workers {args.workers}; {args.repeats} repeats", flush=True)

@@ -23,6 +23,7 @@ COMMANDS = [
     ["topo", "ring"],
     ["topo", "discover"],
     ["demo"],
+    ["sweep"],
 ]
 
 

@@ -102,6 +102,12 @@ def _values_to_check(name: str, spec: ParameterSpec) -> list[tuple[Value, str]]:
 
 def _check_values(file: SweepFile, base: SweepBase) -> None:
     for name, spec in file.parameters.items():
+        if name == "point":
+            raise InputError(
+                "'point' is the table's first column",
+                expected="another parameter name",
+                location=Location(field="parameters.point"),
+            )
         base.check_parameter(name, spec)
         for value, field in _values_to_check(name, spec):
             if isinstance(value, float) and not math.isfinite(value):

@@ -73,6 +73,7 @@ def line_of(path: Path, text: str) -> int:
         (GRID.replace("[a, b]", "[a, zz]"), "", "zz", "trace.values[1]: no pod list"),
         (GRID.replace("42-44", "44-42"), "", "44-42", "seed.values: '44-42'"),
         (GRID + "  spice: {values: [1]}\n", "", "spice", "has no knob 'spice'"),
+        (GRID + "  point: {values: [1]}\n", "", "point:", "'point' is the table's first column"),
         (GRID + "  tune_ratio: {uniform: [1, 2]}\n", "", "tune_ratio", "continuous domain"),
         (GRID + "  tune_ratio: {values: [-1]}\n", "", "tune_ratio", "tune_ratio.values[0]"),
         (GRID, "figures: [arrivals, oops]\n", "oops", "figures[1]: the OpenB base has no"),
