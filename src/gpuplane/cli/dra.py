@@ -9,12 +9,12 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from gpuplane.api.validation import qualified_name_errors
 from gpuplane.cli.console import out, print_json
 from gpuplane.core.errors import InputError, Location
 from gpuplane.k8s.dra_allocation import check_allocation
 from gpuplane.k8s.dra_documents import LocatedDraObject, collect_dra_objects, read_dra_file
 from gpuplane.k8s.labels import label_value_error
-from gpuplane.k8s.resources import qualified_name_errors
 from gpuplane.slicing.dra.names import check_subdomain
 from gpuplane.slicing.dra.node_selector import DraNode
 
