@@ -269,7 +269,9 @@ def load_scenario_spec(path: Path, *, every: bool = False) -> LoadedScenario:
         )
         updates, update_warnings = read_updates or ((), [])
         policy_warnings.extend(update_warnings)
-    read_workloads, workloads_ok = problems.step(lambda: workload_specs(scenario, path, line_of))
+    before = len(problems.errors)
+    read_workloads, _ = problems.step(lambda: workload_specs(scenario, path, line_of, problems))
+    workloads_ok = len(problems.errors) == before
     workloads, workload_warnings = read_workloads or ((), ())
     with_priority, _ = problems.step(lambda: apply_priorities(workloads, classes))
     workloads = with_priority if with_priority is not None else workloads
