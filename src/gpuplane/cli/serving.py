@@ -129,8 +129,9 @@ def _option_settings(
         if field.endswith("_bytes"):
             option += "-gib"
         problem = err.problem
-        if field.endswith("_bytes") and isinstance(values.get(field), int):
-            problem = f"got {values[field] / GIB:g} GiB"
+        raw = values.get(field)
+        if field.endswith("_bytes") and isinstance(raw, int):
+            problem = f"got {raw / GIB:g} GiB"
         raise InputError(problem, expected=err.expected, location=Location(field=option)) from None
 
 

@@ -29,6 +29,9 @@ def field_path(loc: tuple[int | str, ...]) -> str:
     return out
 
 
+_YAML_WORDS = {"a valid array": "a valid list", "an object": "a valid dictionary"}
+
+
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -50,7 +53,10 @@ def describe_error(root: type[BaseModel], error: Any) -> tuple[str, str | None]:
             return f"unknown key {loc[-1]!r}", (f"one of {keys}" if keys else None)
         return f"got {_short(error['input'])}", (f"a mapping with keys {keys}" if keys else None)
     if msg.startswith("Input should be "):
-        return f"got {_short(error['input'])}", msg.removeprefix("Input should be ")
+        expected = msg.removeprefix("Input should be ")
+        # The files are YAML: JSON's "array"/"object" are a list and a mapping there.
+        expected = _YAML_WORDS.get(expected, expected)
+        return f"got {_short(error['input'])}", expected
     return msg.removeprefix("Value error, "), None
 
 

@@ -15,7 +15,11 @@ from dataclasses import dataclass, field
 
 from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.api.taints import TaintEffect, Toleration
-from gpuplane.api.validation import dns1123_label_errors, dns1123_subdomain_errors
+from gpuplane.api.validation import (
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
+    qualified_name_errors,
+)
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.api_types import Container, ObjectMeta, PodSpec, PodTemplateSpec
 from gpuplane.k8s.api_types import Toleration as TolerationModel
@@ -25,7 +29,7 @@ from gpuplane.k8s.field_errors import fail
 from gpuplane.k8s.inference_args import inference_server, looks_like_server
 from gpuplane.k8s.labels import check_annotations, check_labels, label_value_error
 from gpuplane.k8s.quantity import parse_manifest_quantity
-from gpuplane.k8s.resources import container_resources, parse_resource_list, qualified_name_errors
+from gpuplane.k8s.resources import container_resources, parse_resource_list
 from gpuplane.k8s.topology_spread import topology_spread_constraints
 from gpuplane.serving.engine.startup import tp_startup_error
 from gpuplane.serving.models.catalog import resolve_model

@@ -25,8 +25,8 @@ class Problems:
     collect: bool = False
     errors: list[InputError] = field(default_factory=list)
 
-    def step(self, run: Callable[[], T], fallback: T) -> tuple[T, bool]:
-        """(result, ok): ``run()``, or ``fallback`` and False after recording its error(s)."""
+    def step(self, run: Callable[[], T]) -> tuple[T | None, bool]:
+        """``(run(), True)``, or ``(None, False)`` after recording its error(s)."""
         try:
             return run(), True
         except InputErrors as many:
@@ -37,7 +37,7 @@ class Problems:
             if not self.collect:
                 raise
             self.errors.append(err)
-        return fallback, False
+        return None, False
 
     def raise_if_any(self) -> None:
         if len(self.errors) == 1:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -263,58 +264,54 @@ def scenario_from_data(
     problems = Problems(collect=every)
     source, line_of = str(path), index.line_of
     scenario = _relocated(lambda: validate_model(Scenario, data, every=every), source, line_of)()
-    problems.step(
-        _relocated(lambda: check_priority_classes(scenario.priority_classes), source, line_of), None
-    )
-    pool_results = [
-        problems.step(
-            lambda i=i, pool=pool: node_pool_spec(pool, i, path, scenario.control_plane, line_of),
-            None,
-        )
+    classes = scenario.priority_classes
+    problems.step(_relocated(lambda: check_priority_classes(classes), source, line_of))
+    read_pools = [
+        problems.step(partial(node_pool_spec, pool, i, path, scenario.control_plane, line_of))
         for i, pool in enumerate(scenario.node_pools)
     ]
-    pools = tuple(p for p, ok in pool_results if ok and p is not None)
-    pools_ok = all(ok for _, ok in pool_results)
-    (policy, policy_warnings, manifest), policy_ok = problems.step(
-        lambda: _cluster_policy(scenario.cluster_policy, path, line_of), (None, [], None)
+    pools = tuple(p for p, _ in read_pools if p is not None)
+    pools_ok = all(ok for _, ok in read_pools)
+    read_policy, policy_ok = problems.step(
+        lambda: _cluster_policy(scenario.cluster_policy, path, line_of)
     )
+    policy, policy_warnings, manifest = read_policy or (None, [], None)
+    updates: tuple[tuple[float, ClusterPolicy], ...] = ()
     if policy_ok:
-        (updates, update_warnings), _ = problems.step(
-            lambda: _policy_updates(scenario, manifest, policy, path, line_of), ((), [])
+        read_updates, _ = problems.step(
+            lambda: _policy_updates(scenario, manifest, policy, path, line_of)
         )
+        updates, update_warnings = read_updates or ((), [])
         policy_warnings.extend(update_warnings)
-    else:
-        updates = ()
-    (workloads, workload_warnings), workloads_ok = problems.step(
-        lambda: workload_specs(scenario, path, line_of), ((), ())
-    )
-    workloads, _ = problems.step(
-        lambda: apply_priorities(workloads, scenario.priority_classes), workloads
-    )
-    dra, _ = problems.step(lambda: _dra_objects(scenario, path, line_of), None)
+    before = len(problems.errors)
+    read_workloads, _ = problems.step(lambda: workload_specs(scenario, path, line_of, problems))
+    workloads_ok = len(problems.errors) == before
+    workloads, workload_warnings = read_workloads or ((), ())
+    with_priority, _ = problems.step(lambda: apply_priorities(workloads, classes))
+    workloads = with_priority if with_priority is not None else workloads
+    dra, _ = problems.step(lambda: _dra_objects(scenario, path, line_of))
     mig_changes: tuple[MigConfigChange, ...] = ()
     faults: list[str] = []
     if pools_ok:
-        mig_changes, _ = problems.step(lambda: _mig_changes(scenario, pools, source, line_of), ())
-        faults, _ = problems.step(
-            lambda: fault_warnings(
-                list(scenario.faults),
-                pools,
-                gfd_labels_known=policy is None,
-                source=source,
-                line_of=line_of,
-            ),
-            [],
+        read_changes, _ = problems.step(lambda: _mig_changes(scenario, pools, source, line_of))
+        mig_changes = read_changes or ()
+        fault_checks = partial(
+            fault_warnings,
+            list(scenario.faults),
+            pools,
+            gfd_labels_known=policy is None,
+            source=source,
+            line_of=line_of,
         )
+        faults = problems.step(fault_checks)[0] or []
     serving = None
     if workloads_ok:
-        serving, _ = problems.step(
-            lambda: serving_spec(scenario.serving, workloads, path, line_of), None
-        )
-    scaled, scaled_ok = problems.step(lambda: _scaled_objects(scenario, path, line_of), ())
+        serving = problems.step(lambda: serving_spec(scenario.serving, workloads, path, line_of))[0]
+    read_scaled, scaled_ok = problems.step(lambda: _scaled_objects(scenario, path, line_of))
+    scaled = read_scaled or ()
     scaling: list[str] = []
     if scaled_ok and workloads_ok:
-        scaling, _ = problems.step(lambda: scaled_object_warnings(scaled, workloads), [])
+        scaling = problems.step(lambda: scaled_object_warnings(scaled, workloads))[0] or []
     problems.raise_if_any()
     spec = ScenarioSpec(
         name=scenario.name,

@@ -18,10 +18,10 @@ from gpuplane.api.topology_spread import (
     TopologySpreadConstraint,
     UnsatisfiableAction,
 )
+from gpuplane.api.validation import qualified_name_errors
 from gpuplane.k8s.api_types import TopologySpreadConstraint as ConstraintModel
 from gpuplane.k8s.field_errors import fail
 from gpuplane.k8s.labels import check_selector
-from gpuplane.k8s.resources import qualified_name_errors
 
 NOT_POSITIVE = "must be greater than zero"
 _ACTIONS = ", ".join(f'"{a}"' for a in UNSATISFIABLE_ACTIONS)

@@ -12,6 +12,7 @@ minute-long batch job and a week-long training run; a PodGroup creates no pods o
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from gpuplane.core.textio import read_user_text
 from gpuplane.k8s.field_errors import LineOf, fail, relocate
 from gpuplane.k8s.manifests import ParsedManifest, load_manifest, render_warnings
 from gpuplane.k8s.priority import check_priority_class
+from gpuplane.k8s.problems import Problems
 from gpuplane.k8s.traces import load_trace
 from gpuplane.k8s.yaml_documents import read_documents
 from gpuplane.twin.cluster.cluster import POD_GROUP_LABEL
@@ -164,59 +166,81 @@ def _name(entry: WorkloadEntry, parsed: ParsedManifest, many: bool) -> str:
     return f"{entry.name}/{ref}" if many else entry.name
 
 
-def workload_specs(
-    scenario: Scenario, scenario_path: Path, line_of: LineOf
-) -> tuple[tuple[tw.Workload, ...], tuple[str, ...]]:
-    """Every workload of the scenario and the warnings about them."""
+@dataclass(slots=True)
+class _Seen:
+    """What earlier entries named and created (names and objects must be unique)."""
+
+    names: dict[str, int]
+    objects: dict[tuple[str, str, str], str]
+
+
+def _entry_workloads(
+    scenario: Scenario, i: int, scenario_path: Path, line_of: LineOf, seen: _Seen
+) -> tuple[list[tw.Workload], list[str]]:
+    """The workloads of ``workloads[i]`` and their warnings."""
+    entry = scenario.workloads[i]
     source = str(scenario_path)
     workloads: list[tw.Workload] = []
     warnings: list[str] = []
-    where_named: dict[str, int] = {}
-    created: dict[tuple[str, str, str], str] = {}
-    for i, entry in enumerate(scenario.workloads):
-        docs = _documents(entry, i, scenario_path, line_of)
+    docs = _documents(entry, i, scenario_path, line_of)
+    try:
+        arrival = _arrival(entry, i, scenario_path, line_of)
+    except InputError as err:
+        raise relocate(err, source, line_of) from None
+    for doc in docs:
+        parsed = load_manifest(doc.data, source=doc.source, line_of=doc.line_of, prefix=doc.prefix)
+        warnings.extend(
+            render_warnings(parsed, source=doc.source, line_of=doc.line_of, prefix=doc.prefix)
+        )
         try:
-            arrival = _arrival(entry, i, scenario_path, line_of)
+            check_priority_class(parsed.obj, scenario.priority_classes)
+            _check_not_created_twice(parsed, seen.objects, f"workloads[{i}]")
+        except InputError as err:
+            raise relocate(err, doc.source, doc.line_of, doc.prefix) from None
+        try:
+            run_time = _run_time(entry, parsed.kind, arrival, i, len(docs) > 1)
         except InputError as err:
             raise relocate(err, source, line_of) from None
-        for doc in docs:
-            parsed = load_manifest(
-                doc.data, source=doc.source, line_of=doc.line_of, prefix=doc.prefix
+        name = _name(entry, parsed, len(docs) > 1)
+        if name in seen.names:
+            raise relocate(
+                fail(
+                    f"workload name {name!r} is used twice (also by workloads[{seen.names[name]}])",
+                    f"workloads[{i}]",
+                    "a distinct name: on one of the entries",
+                ),
+                source,
+                line_of,
             )
-            warnings.extend(
-                render_warnings(parsed, source=doc.source, line_of=doc.line_of, prefix=doc.prefix)
+        seen.names[name] = i
+        workloads.append(
+            tw.Workload(
+                name=name,
+                obj=parsed.obj,
+                arrival=arrival,
+                duration=run_time,
+                failure_probability=entry.failure_probability,
+                source=f"{doc.source}:{doc.line}" if doc.line else doc.source,
             )
-            try:
-                check_priority_class(parsed.obj, scenario.priority_classes)
-                _check_not_created_twice(parsed, created, f"workloads[{i}]")
-            except InputError as err:
-                raise relocate(err, doc.source, doc.line_of, doc.prefix) from None
-            try:
-                run_time = _run_time(entry, parsed.kind, arrival, i, len(docs) > 1)
-            except InputError as err:
-                raise relocate(err, source, line_of) from None
-            name = _name(entry, parsed, len(docs) > 1)
-            if name in where_named:
-                raise relocate(
-                    fail(
-                        f"workload name {name!r} is used twice (also by "
-                        f"workloads[{where_named[name]}])",
-                        f"workloads[{i}]",
-                        "a distinct name: on one of the entries",
-                    ),
-                    source,
-                    line_of,
-                )
-            where_named[name] = i
-            workloads.append(
-                tw.Workload(
-                    name=name,
-                    obj=parsed.obj,
-                    arrival=arrival,
-                    duration=run_time,
-                    failure_probability=entry.failure_probability,
-                    source=f"{doc.source}:{doc.line}" if doc.line else doc.source,
-                )
-            )
+        )
+    return workloads, warnings
+
+
+def workload_specs(
+    scenario: Scenario, scenario_path: Path, line_of: LineOf, problems: Problems | None = None
+) -> tuple[tuple[tw.Workload, ...], tuple[str, ...]]:
+    """Every workload of the scenario and the warnings about them. With ``problems``, an entry's
+    mistake is recorded there and the next entries are still read."""
+    problems = problems or Problems()
+    workloads: list[tw.Workload] = []
+    warnings: list[str] = []
+    seen = _Seen({}, {})
+    for i in range(len(scenario.workloads)):
+        found, _ = problems.step(
+            partial(_entry_workloads, scenario, i, scenario_path, line_of, seen)
+        )
+        if found is not None:
+            workloads.extend(found[0])
+            warnings.extend(found[1])
     warnings.extend(_cross_checks(workloads, scenario.control_plane.scheduler_name))
     return tuple(workloads), tuple(warnings)

@@ -277,7 +277,12 @@ def test_validate_prints_every_problem(tmp_path: Path, capsys: pytest.CaptureFix
         '  - {name: a, preset: seed-8gpu, count: 1, labels: {"bad key!": x}}\n'
         "  - {name: b, preset: seed-8gpu, count: 1, taints: [{key: 'k k', effect: NoSchedule}]}\n"
         "priority_classes:\n  - {name: system-x, value: 1}\n"
-        "workloads:\n  - {path: m.yaml}\n"
+        "workloads:\n  - {path: m.yaml}\n  - {name: w2, path: m.yaml}\n  - {path: p.yaml}\n"
+    )
+    _write(
+        tmp_path,
+        "p.yaml",
+        DEPLOYMENT.replace("name: d}", "name: e}").replace("  - name: c", "  - name: C"),
     )
     path = _write(tmp_path, "s.yaml", text)
     err = _fails(
@@ -287,9 +292,10 @@ def test_validate_prints_every_problem(tmp_path: Path, capsys: pytest.CaptureFix
         "s.yaml:4: node_pools[1].taints[0].key",
         "s.yaml:6: priority_classes[0].name",
         "m.yaml:10: spec.template.spec.priorityClassName",
-        "4 errors",
+        "p.yaml:11: spec.template.spec.containers[0].name",
+        "6 errors",
     )
-    assert err.count("error:") == 4
+    assert err.count("error:") == 6
 
 
 def test_validate_reports_every_shape_error(

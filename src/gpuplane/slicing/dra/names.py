@@ -15,7 +15,8 @@ import json
 import re
 from collections.abc import Iterable
 
-from gpuplane.api.validation import dns1123_label_errors, dns1123_subdomain_errors, render_value
+from gpuplane.api.validation import dns1123_label_errors, dns1123_subdomain_errors
+from gpuplane.api.validation import render_value as render_value
 from gpuplane.core.errors import InputError, Location
 from gpuplane.slicing.dra import limits
 
