@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplane.core.errors import InputError, Location
-from gpuplane.core.textio import read_user_text
+from gpuplane.core.textio import is_dir, is_file, read_user_text
 from gpuplane.k8s.cluster.api_lister import RawObject
 from gpuplane.k8s.cluster.catalogue import SNAPSHOT_KEYS, resource_for_kind
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot, Skipped
@@ -51,7 +51,7 @@ def dump_files(paths: Sequence[Path]) -> list[Path]:
     """The files to read: each file as given, each folder's dump files (recursively, sorted)."""
     files: list[Path] = []
     for path in paths:
-        if path.is_dir():
+        if is_dir(path):
             found = sorted(p for p in path.rglob("*") if p.suffix in DUMP_SUFFIXES and p.is_file())
             if not found:
                 raise InputError(
@@ -59,7 +59,7 @@ def dump_files(paths: Sequence[Path]) -> list[Path]:
                     location=Location(source=str(path)),
                 )
             files.extend(found)
-        elif path.is_file():
+        elif is_file(path):
             files.append(path)
         else:
             raise InputError("no such file or folder", location=Location(source=str(path)))

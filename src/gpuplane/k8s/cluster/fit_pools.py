@@ -32,7 +32,7 @@ from gpuplane.api.quantity import parse_quantity
 from gpuplane.api.selectors import LabelSelector as Selector
 from gpuplane.core.cpuset import parse_cpu_list
 from gpuplane.core.errors import InputError, Location
-from gpuplane.core.textio import read_user_text
+from gpuplane.core.textio import exists, read_user_text
 from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.k8s.field_errors import relocate, validate_model
 from gpuplane.k8s.labels import LabelSelector
@@ -153,7 +153,7 @@ def read_pools(path: Path) -> tuple[PoolConfig, ...]:
             ref = pool.hardware
             candidate = path.parent / ref
             try:
-                topo = resolve_topology(str(candidate) if candidate.exists() else ref)
+                topo = resolve_topology(str(candidate) if exists(candidate) else ref)
             except InputError as err:
                 raise relocate(err, str(path), index.line_of, f"{where}.hardware") from None
             hardware = InferredHardware(topo, f"pool {pool.name!r} of {path}: {ref}", True)
