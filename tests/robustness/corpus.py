@@ -21,7 +21,7 @@ from unittest import mock
 
 from tests.robustness.harness import Answer, answer, problems
 from tests.robustness.mutate import Mutant, line_mutants, structural, textual
-from tests.robustness.pending import PENDING
+from tests.robustness.pending import tolerated
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
@@ -49,6 +49,7 @@ class Target:
     tree: bool = False  # the case needs a copy of examples/ at {dir}/examples
     extra_codes: frozenset[int] = frozenset()
     snapshot: bool = False  # the case needs a snapshot of examples/snapshot at {dir}/snap.yaml
+    lenient: bool = False  # unknown fields are ignored, as Kubernetes clients decode them
     valid_argv: tuple[str, ...] = ()  # an option target: the command with a valid value
 
     @property
@@ -76,9 +77,9 @@ def _ex(rel: str) -> str:
 def _targets() -> list[Target]:
     t: list[Target] = []
     for rel, budget in (
-        ("scenario.yaml", 30),
-        ("autoscaling/scenario.yaml", 10),
-        ("autoscaling/scenario-slo.yaml", 10),
+        ("scenario.yaml", 16),
+        ("autoscaling/scenario.yaml", 5),
+        ("autoscaling/scenario-slo.yaml", 5),
     ):
         t.append(
             Target(
@@ -94,9 +95,9 @@ def _targets() -> list[Target]:
         )
     # Files the scenario refers to, read by the twin.
     for rel, budget in (
-        ("manifests/dra-classes.yaml", 8),
-        ("manifests/keda-vllm-llama.yaml", 8),
-        ("manifests/vllm-deployment.yaml", 6),
+        ("manifests/dra-classes.yaml", 4),
+        ("manifests/keda-vllm-llama.yaml", 4),
+        ("manifests/vllm-deployment.yaml", 4),
         ("topologies/h100-della-topo-m.txt", 0),
     ):
         fmt = "text" if rel.endswith(".txt") else "yaml"
@@ -108,7 +109,7 @@ def _targets() -> list[Target]:
                 fmt,
                 rel="examples/" + rel,
                 fields=budget,
-                lines=6 if fmt == "text" else 0,
+                lines=4 if fmt == "text" else 0,
                 whole=False,
                 tree=True,
             )
@@ -120,7 +121,7 @@ def _targets() -> list[Target]:
             EXAMPLES / "traces/azure_conv_20min.csv",
             "csv",
             rel="examples/traces/azure_conv_20min.csv",
-            lines=10,
+            lines=6,
             tree=True,
         )
     )
@@ -139,7 +140,7 @@ def _targets() -> list[Target]:
                 (*fit, "--pools", str(EXAMPLES / "snapshot/pools.yaml")),
                 path,
                 "yaml",
-                fields=8,
+                fields=4,
                 whole=path.name == "tp4-fits.yaml",
                 snapshot=True,
                 extra_codes=frozenset({1}),
@@ -159,7 +160,7 @@ def _targets() -> list[Target]:
             ),
             EXAMPLES / "snapshot/pools.yaml",
             "yaml",
-            fields=20,
+            fields=10,
             snapshot=True,
         ),
         Target(
@@ -175,8 +176,10 @@ def _targets() -> list[Target]:
             ),
             SEEDS / "kubelet-config.yaml",
             "yaml",
-            fields=20,
+            fields=10,
+            whole=False,
             snapshot=True,
+            lenient=True,
         ),
         Target(
             "fit:--scheduler-config",
@@ -191,7 +194,8 @@ def _targets() -> list[Target]:
             ),
             SEEDS / "scheduler-config.yaml",
             "yaml",
-            fields=20,
+            fields=10,
+            whole=False,
             snapshot=True,
         ),
         Target(
@@ -199,8 +203,9 @@ def _targets() -> list[Target]:
             ("snapshot", "show", "{dir}/input"),
             Path("{snapshot}"),
             "yaml",
-            fields=20,
+            fields=10,
             snapshot=True,
+            lenient=True,
         ),
     ]
     for rel in ("snapshot/mixed-cluster.yaml", "snapshot/cluster.yaml"):
@@ -211,8 +216,9 @@ def _targets() -> list[Target]:
                 EXAMPLES / rel,
                 "yaml",
                 rel="input.yaml",
-                fields=20,
+                fields=10,
                 whole=rel.endswith("mixed-cluster.yaml"),
+                lenient=True,
             )
         )
     t += [
@@ -221,7 +227,7 @@ def _targets() -> list[Target]:
             ("mig", "check-config", "{dir}/input"),
             SEEDS / "mig-parted.yaml",
             "yaml",
-            fields=20,
+            fields=10,
         ),
         Target(
             "mig-plan:--current",
@@ -242,14 +248,15 @@ def _targets() -> list[Target]:
             ),
             SEEDS / "mig-current.yaml",
             "yaml",
-            fields=20,
+            fields=10,
+            whole=False,
         ),
         Target(
             "dra-allocate",
             ("dra", "allocate", "{dir}/input", "--node", "node-a"),
             REPO / "tests/golden/dra-objects.yaml",
             "yaml",
-            fields=25,
+            fields=14,
             extra_codes=frozenset({1}),
         ),
         Target(
@@ -257,14 +264,14 @@ def _targets() -> list[Target]:
             ("autoscale", "keda-hpa", "{dir}/input"),
             EXAMPLES / "autoscaling/scaledobject.yaml",
             "yaml",
-            fields=20,
+            fields=10,
         ),
         Target(
             "keda-hpa:keda-vllm-llama",
             ("autoscale", "keda-hpa", "{dir}/input"),
             EXAMPLES / "manifests/keda-vllm-llama.yaml",
             "yaml",
-            fields=10,
+            fields=5,
             whole=False,
         ),
         Target(
@@ -272,7 +279,7 @@ def _targets() -> list[Target]:
             ("autoscale", "promql", "sum(vllm:num_requests_waiting)", "--series", "{dir}/input"),
             SEEDS / "series.json",
             "json",
-            fields=20,
+            fields=8,
         ),
         Target(
             "promql:series.csv",
@@ -285,7 +292,7 @@ def _targets() -> list[Target]:
             ),
             SEEDS / "series.csv",
             "csv",
-            lines=25,
+            lines=12,
         ),
         Target(
             "topo-show:preset-yaml",
@@ -293,7 +300,8 @@ def _targets() -> list[Target]:
             PRESETS / "dgx-h100.yaml",
             "yaml",
             rel="input.yaml",
-            fields=20,
+            fields=8,
+            whole=False,
         ),
     ]
     for path in [
@@ -307,7 +315,7 @@ def _targets() -> list[Target]:
                 path,
                 "text",
                 rel="input.txt",
-                lines=12,
+                lines=8,
                 whole=path.parent == EXAMPLES / "topologies",
             )
         )
@@ -336,7 +344,7 @@ def _case_targets() -> list[Target]:
                 path,
                 "json",
                 rel="-",
-                fields=10,
+                fields=5,
                 whole=first,
             )
         )
@@ -353,7 +361,7 @@ def _case_targets() -> list[Target]:
                 path,
                 "json",
                 rel="-",
-                fields=15,
+                fields=8,
                 whole=i == 0,
             )
         )
@@ -361,20 +369,7 @@ def _case_targets() -> list[Target]:
 
 
 # ----- hostile option values -----
-HOSTILE = (
-    "nan",
-    "inf",
-    "-inf",
-    "-1",
-    "0",
-    "1e400",
-    "1e30",
-    "99999999999999999999999",
-    "abc",
-    "",
-    " 4",
-    "0x10",
-)
+HOSTILE = ("nan", "-1", "0", "1e400", "99999999999999999999999", "abc", "")
 MODEL = ("--model", "Qwen/Qwen2.5-7B-Instruct")
 OPTIONS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("serving", "memory", *MODEL, "--gpu", "H100-80GB-SXM"), "--weights-gib", "14"),
@@ -388,7 +383,7 @@ OPTIONS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("serving", "step", *MODEL, "--gpu", "H100"), "--prefill-tokens", "512,1024"),
     (("serving", "step", *MODEL, "--gpu", "H100", "--prefill-tokens", "64"), "--tp", "1"),
     (("serving", "kv-transfer", *MODEL, "--nic-gbit", "400"), "--tokens", "4096"),
-    (("serving", "kv-transfer", *MODEL, "--tokens", "4096"), "--ranks", "2"),
+    (("serving", "kv-transfer", *MODEL, "--tokens", "4096", "--nic-gbit", "400"), "--ranks", "2"),
     (("topo", "ring", "dgx-h100", "--gpus", "0,1"), "--message-mib", "256"),
     (("topo", "ring", "dgx-h100"), "--gpus", "0,1,2,3"),
     (("topo", "pick", "seed-8gpu", "--available", "0,1,2,3"), "--size", "2"),
@@ -507,7 +502,7 @@ def mutants(target: Target) -> list[Mutant]:
     data = seed.read_bytes()
     found: list[Mutant] = []
     if target.fields:
-        found += structural(target.name, data, target.fmt, target.fields)
+        found += structural(target.name, data, target.fmt, target.fields, target.lenient)
     if target.lines:
         sep = "," if target.fmt == "csv" else ""
         found += line_mutants(target.name, data, target.lines, sep)
@@ -535,13 +530,13 @@ def valid_case(target: Target) -> Case:
 def judge(case: Case, work: Path) -> tuple[Answer, list[str]]:
     """Run the case in ``work``; its answer and what is wrong with it (empty: a clean answer).
 
-    A mutant listed in ``PENDING`` may be accepted (exit 0); it must still end cleanly.
+    A mutant listed in ``pending`` may be accepted (exit 0); it must still end cleanly.
     """
     ans, source = run_case(case, work)
     found = problems(
         ans,
         source=source,
-        must_fail=case.mutant.must_fail and case.id not in PENDING,
+        must_fail=case.mutant.must_fail and not tolerated(case.id),
         extra_codes=case.target.extra_codes,
         folder=str(work) if case.target.tree else None,
     )

@@ -98,7 +98,8 @@ def located(err: str, source: str, folder: str | None = None) -> bool:
     if at < 0:
         return False
     rest = err[at + len(source) :]
-    return bool(re.match(r":\d+", rest)) or bool(_FIELD.search(rest))
+    # ``source:12``, ``source: spec.replicas: ...`` or ``source: min_replicas: ...``
+    return bool(re.match(r":\d+|: [\w.\[\]/-]+: ", rest)) or bool(_FIELD.search(rest))
 
 
 def problems(

@@ -18,6 +18,7 @@ import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import yaml
@@ -49,6 +50,9 @@ FREE_FORM = frozenset(
 )
 
 Path_ = tuple[int | str, ...]
+# libyaml where installed: the big dumps load in milliseconds, not a second.
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,8 +187,11 @@ def _label(path: Path_) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path[1:]).lstrip(".")
 
 
-def field_mutants(docs: list[Any], path: Path_) -> list[tuple[str, bool, Edit]]:
-    """(name, must_fail, edit of the parent) for one field."""
+def field_mutants(
+    docs: list[Any], path: Path_, lenient: bool = False
+) -> list[tuple[str, bool, Edit]]:
+    """(name, must_fail, edit of the parent) for one field. ``lenient``: the reader decodes as
+    Kubernetes clients do (unknown fields ignored), so a new or misspelt key is not refused."""
     value = _get(docs, path)
     parent_key = next((p for p in reversed(path[:-1]) if isinstance(p, str)), "")
     free = parent_key in FREE_FORM
@@ -203,8 +210,8 @@ def field_mutants(docs: list[Any], path: Path_) -> list[tuple[str, bool, Edit]]:
         found.append((f"{label}:1e400", False, _set("1e400")))
         found.append((f"{label}:long", False, _set_long))
     if isinstance(path[-1], str):
-        found.append((f"{label}:misspelt", not free, _rename))
-        found.append((f"{label}:unknown-sibling", not free, _unknown))
+        found.append((f"{label}:misspelt", not (free or lenient), _rename))
+        found.append((f"{label}:unknown-sibling", not (free or lenient), _unknown))
     found.append((f"{label}:deep", True, _set(Raw(DEEP))))
     if isinstance(value, list) and value:
         found.append((f"{label}:x1000", False, _set(value[:1] * 1000)))
@@ -235,19 +242,25 @@ def dump(docs: list[Any], fmt: str) -> bytes:
     if fmt == "json":
         text = json.dumps(marked[0], indent=2)
     else:
-        text = yaml.safe_dump_all(marked, sort_keys=False, allow_unicode=True, width=1_000_000)
+        text = yaml.dump_all(
+            marked, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, width=1_000_000
+        )
     return _fill(text, raws).encode()
 
 
-def structural(name: str, data: bytes, fmt: str, budget: int) -> list[Mutant]:
+def structural(
+    name: str, data: bytes, fmt: str, budget: int, lenient: bool = False
+) -> list[Mutant]:
     """``budget`` field mutants of a YAML (multi-document) or JSON input, seeded by ``name``."""
     text = data.decode()
-    docs = [json.loads(text)] if fmt == "json" else list(yaml.safe_load_all(text))
-    planned = [(path, m) for path in paths(docs) for m in field_mutants(docs, path)]
-    chosen = sorted(rng_for(name).sample(range(len(planned)), min(budget, len(planned))))
+    docs = [json.loads(text)] if fmt == "json" else list(yaml.load_all(text, Loader=_LOADER))
+    # A field, then one of its mutants: each draw costs one field's mutants, not the file's.
+    rng = rng_for(name)
+    all_paths = paths(docs)
     out: list[Mutant] = []
-    for index in chosen:
-        path, (mname, must, edit) = planned[index]
+    for index in sorted(rng.sample(range(len(all_paths)), min(budget, len(all_paths)))):
+        path = all_paths[index]
+        mname, must, edit = rng.choice(field_mutants(docs, path, lenient))
 
         def build(path: Path_ = path, edit: Edit = edit) -> bytes:
             copy = copy_module.deepcopy(docs)
@@ -340,18 +353,12 @@ def line_mutants(name: str, data: bytes, budget: int, sep: str = ",") -> list[Mu
                 copy[i] = new
             return "".join(copy).encode()
 
-        planned.append((f"line{i + 1}:drop", False, lambda i=i: edit(i)))
-        planned.append((f"line{i + 1}:dup", False, lambda i=i: edit(i, lines[i] * 2)))
-        planned.append(
-            (f"line{i + 1}:cut", False, lambda i=i: edit(i, lines[i][: len(lines[i]) // 2] + "\n"))
-        )
-        planned.append(
-            (
-                f"line{i + 1}:extra-cell",
-                False,
-                lambda i=i: edit(i, lines[i].rstrip("\r\n") + (sep or " ") + "x\n"),
-            )
-        )
+        stripped = line.rstrip("\r\n")
+        planned.append((f"line{i + 1}:drop", False, partial(edit, i)))
+        planned.append((f"line{i + 1}:dup", False, partial(edit, i, line * 2)))
+        planned.append((f"line{i + 1}:cut", False, partial(edit, i, line[: len(line) // 2] + "\n")))
+        extra = stripped + (sep or " ") + "x\n"
+        planned.append((f"line{i + 1}:extra-cell", False, partial(edit, i, extra)))
         for j in range(len(cells)):
             for cell in _CELLS:
 

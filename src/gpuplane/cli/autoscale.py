@@ -46,6 +46,15 @@ def _prom_value(v: float) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def _flag_duration(text: str, flag: str) -> float:
+    try:
+        return parse_duration_s(text)
+    except InputError as err:
+        raise InputError(
+            err.problem, expected=err.expected, location=Location(field=flag)
+        ) from None
+
+
 @autoscale_app.command("promql")
 def promql_command(
     query: Annotated[str, typer.Argument(help="A PromQL expression of the supported subset.")],
@@ -77,8 +86,8 @@ def promql_command(
         times = [t for name in store.names() for s in store.series(name) for t in s.times[-1:]]
         t_s = max(times, default=0.0)
     else:
-        t_s = parse_duration_s(at)
-    value = evaluate(query, store, t_s, parse_duration_s(lookback), source="QUERY")
+        t_s = _flag_duration(at, "--time")
+    value = evaluate(query, store, t_s, _flag_duration(lookback, "--lookback"), source="QUERY")
     data: dict[str, Any]
     if isinstance(value, Scalar):
         data = {"resultType": "scalar", "result": [t_s, _prom_value(value.value)]}

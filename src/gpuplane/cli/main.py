@@ -15,7 +15,7 @@ from rich.markup import escape
 from gpuplane import __version__
 from gpuplane.cli.autoscale import autoscale_app
 from gpuplane.cli.bench import bench_app
-from gpuplane.cli.console import err
+from gpuplane.cli.console import clip_long_words, err
 from gpuplane.cli.demo import demo_command
 from gpuplane.cli.deploy import deploy_app
 from gpuplane.cli.dra import dra_app
@@ -83,7 +83,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)
     except GpuplaneError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
+        message = escape(clip_long_words(str(exc)))
+        err.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
         return USER_ERROR_EXIT
     return 0
 

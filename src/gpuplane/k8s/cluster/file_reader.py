@@ -134,10 +134,19 @@ def _read_file(path: Path) -> tuple[list[_Found], list[Skipped]]:
         raise InputError(f"cannot read the file: {exc}", location=Location(str(path))) from exc
     found: list[_Found] = []
     notes: list[Skipped] = []
+    documents = 0
     for number, doc in enumerate(read_documents_fast(text, str(path)), start=1):
+        documents += 1
         notes.extend(_unused_simulator_parts(doc))
         for field, obj in _document_objects(doc, number):
             found.append(_Found(obj, str(path), doc, field))
+    if documents == 0:
+        # kubectl writes `kind: List` with `items: []` for nothing; an empty file is no dump.
+        raise InputError(
+            "the file holds no YAML or JSON document",
+            expected="kubectl get -o yaml/json output or a kube-scheduler-simulator export",
+            location=Location(str(path), 1),
+        )
     return found, notes
 
 

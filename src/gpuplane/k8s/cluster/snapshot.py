@@ -38,6 +38,14 @@ class ClusterSnapshot:
     api_versions: Mapping[str, str]  # snapshot key -> "group/version" read
     skipped: tuple[Skipped, ...]
     objects: Mapping[str, tuple[RawObject, ...]] = field(default_factory=dict)
+    # The snapshot file this was read from, if any: where a mistake in an object is, which
+    # ``source`` (the cluster or dumps the file was made from) is not. Not written back.
+    read_from: str | None = None
+
+    @property
+    def where(self) -> str:
+        """What error messages name: the snapshot file read, else the source."""
+        return self.read_from or self.source
 
     def of(self, key: str) -> tuple[RawObject, ...]:
         return self.objects.get(key, ())
