@@ -45,6 +45,7 @@ def main() -> None:
         if args.only in case.target.name:
             by_target[case.target.name].append(case)
     times: dict[str, list[float]] = defaultdict(list)
+    slowest: dict[str, tuple[float, str]] = {}
     valid: dict[str, list[float]] = defaultdict(list)
     wrong: list[str] = []
     start = time.perf_counter()
@@ -56,6 +57,8 @@ def main() -> None:
         for case in group:
             seconds, found = _run(case)
             times[command].append(seconds)
+            if seconds > slowest.get(command, (0.0, ""))[0]:
+                slowest[command] = (seconds, case.id)
             wrong += [f"{case.id}: {p[:160]}" for p in found]
     total = time.perf_counter() - start
     head = f"{'command':<26}{'cases':>6}{'p50 s':>8}{'max s':>8}{'valid s':>9}{'max/valid':>10}"
@@ -72,6 +75,9 @@ def main() -> None:
     print(f"{count} cases in {total:.1f} s wall; wrong answers: {len(wrong)}")
     for line in wrong:
         print("  " + line)
+    print("slowest case per command:")
+    for seconds, case_id in slowest.values():
+        print(f"  {seconds:6.2f} s  {case_id[:110]}")
 
 
 if __name__ == "__main__":

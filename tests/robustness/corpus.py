@@ -453,7 +453,7 @@ OPTIONS: tuple[tuple[tuple[str, ...], str, str], ...] = (
 
 
 def _option_cases() -> Iterator[Case]:
-    for base, option, _valid in OPTIONS:
+    for base, option, valid in OPTIONS:
         command = " ".join(a for a in base[:2] if "/" not in a)
         target = Target(
             f"{command} {option}",
@@ -462,6 +462,7 @@ def _option_cases() -> Iterator[Case]:
             "option",
             snapshot="{dir}/snap.yaml" in base,
             extra_codes=frozenset({1}),
+            valid_argv=(*base, option, valid),
         )
         for value in HOSTILE:
             argv = (*base, option, value)

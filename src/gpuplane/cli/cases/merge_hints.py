@@ -59,7 +59,15 @@ def run_case(case: MergeCase) -> MergeResult:
     )
     distances = None
     if case.numa_distances is not None:
-        distances = {int(k): v for k, v in case.numa_distances.items()}
+        distances = {}
+        for key, row in case.numa_distances.items():
+            if not key.strip().isdigit():
+                raise InputError(
+                    f"NUMA node {key!r} is not a number",
+                    expected='rows keyed by NUMA node id, e.g. "0"',
+                    location=Location(field=f"numa_distances.{key}"),
+                )
+            distances[int(key)] = row
         for node in case.numa_nodes:
             row = distances.get(node)
             if row is None or len(row) != len(case.numa_nodes):
@@ -87,4 +95,7 @@ def run_json(text: str, source: str = "<stdin>") -> dict[str, Any]:
         case = validate_model(MergeCase, data)
     except InputError as err:
         raise err.located(source) from None
-    return answer(run_case(case))
+    try:
+        return answer(run_case(case))
+    except InputError as err:
+        raise err.located(source) from None
