@@ -19,7 +19,7 @@ from tests.robustness.corpus import EXAMPLES, SEEDS, snapshot_file
 from tests.robustness.harness import answer, problems
 
 FAST = settings(
-    max_examples=40,
+    max_examples=20,
     deadline=None,
     derandomize=True,
     database=None,
@@ -271,7 +271,7 @@ _QUANTITY = st.one_of(
 )
 
 
-@settings(FAST, max_examples=30)
+@settings(FAST, max_examples=12)
 @given(cpu=_QUANTITY, memory=_QUANTITY, gpu=_QUANTITY)
 def test_pod_quantities_end_cleanly(cpu: object, memory: object, gpu: object) -> None:
     pod = {

@@ -115,7 +115,10 @@ def test_memory_with_a_config_file_and_fp8(
             ["--model", "Llama-2-7B", "--gpu", "A100", "--gpu-memory-utilization", "1.5"],
             "--gpu-memory-utilization",
         ),
-        (["--model", "Llama-2-7B", "--gpu", "A100", "--kv-cache-dtype", "int4"], "kv_cache_dtype"),
+        (
+            ["--model", "Llama-2-7B", "--gpu", "A100", "--kv-cache-dtype", "int4"],
+            "--kv-cache-dtype",
+        ),
         (["--model", "Llama-2-7B", "--gpu", "A100", "--block-size", "12"], "--block-size"),
     ],
 )
