@@ -60,14 +60,14 @@ def run_case(case: MergeCase) -> MergeResult:
     distances = None
     if case.numa_distances is not None:
         distances = {}
-        for key, row in case.numa_distances.items():
+        for key, values in case.numa_distances.items():
             if not key.strip().isdigit():
                 raise InputError(
                     f"NUMA node {key!r} is not a number",
                     expected='rows keyed by NUMA node id, e.g. "0"',
                     location=Location(field=f"numa_distances.{key}"),
                 )
-            distances[int(key)] = row
+            distances[int(key)] = values
         for node in case.numa_nodes:
             row = distances.get(node)
             if row is None or len(row) != len(case.numa_nodes):
