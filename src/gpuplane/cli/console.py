@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 
 from rich.console import Console
@@ -16,6 +17,22 @@ if not out.is_terminal and "COLUMNS" not in os.environ:
     out.width = 120
 # Soft wrap: an error message stays one paragraph that the terminal wraps, so it can be grepped.
 err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+
+
+# A message may quote the user's value back; a megabyte of it helps no one and takes rich
+# seconds to wrap. Longer runs without a space keep their head and tail.
+MAX_WORD_CHARS = 200
+_LONG_WORD = re.compile(r"\S{" + str(MAX_WORD_CHARS + 1) + ",}")
+
+
+def clip_long_words(text: str) -> str:
+    """``text`` with every run of more than MAX_WORD_CHARS non-blank characters shortened."""
+
+    def clip(match: re.Match[str]) -> str:
+        word = match.group()
+        return f"{word[:120]}...({len(word) - 160} characters)...{word[-40:]}"
+
+    return _LONG_WORD.sub(clip, text)
 
 
 def print_json(data: Any) -> None:

@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 
 from gpuplane import __version__
-from gpuplane.cli.console import err
+from gpuplane.cli.console import clip_long_words, err
 from gpuplane.cli.lazy import LazyCommand, lazy_group
 from gpuplane.core.errors import GpuplaneError, InputErrors
 
@@ -85,11 +85,13 @@ def run(argv: Sequence[str] | None = None) -> int:
         return code if isinstance(code, int) else (0 if code is None else 1)
     except InputErrors as exc:
         for one in exc.errors:
-            err.print(f"[bold red]error:[/] {escape(str(one))}", markup=True, highlight=False)
+            message = escape(clip_long_words(str(one)))
+            err.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
         err.print(f"{len(exc.errors)} errors", markup=False, highlight=False)
         return USER_ERROR_EXIT
     except GpuplaneError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
+        message = escape(clip_long_words(str(exc)))
+        err.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
         return USER_ERROR_EXIT
     except KeyboardInterrupt:
         # Ctrl-C outside a long job's own handling (cli/progress.py): nothing partial to keep.

@@ -116,23 +116,40 @@ def models_command(json_out: JsonOpt = False) -> None:
     out.print(table)
 
 
-def _option_settings(
-    model: type[VllmMemorySettings], values: dict[str, object]
-) -> VllmMemorySettings:
-    """The settings the options give; a refused value is named by its option (``max_num_seqs``
-    -> ``--max-num-seqs``, ``weights_bytes`` -> ``--weights-gib``)."""
+# Bounds on what a user types: 1 PiB of GPU memory, a million requests in one step, a hundred
+# million tokens of context; far beyond any GPU or model, far below float and index overflow.
+MAX_GIB = 1024.0**2
+MAX_BATCH = 1_000_000
+MAX_TOKENS = 100_000_000
+# VllmMemorySettings field -> the option that sets it, so a refused value names the option.
+_MEMORY_FLAGS = {
+    "gpu_memory_utilization": "--gpu-memory-utilization",
+    "max_model_len": "--max-model-len",
+    "block_size": "--block-size",
+    "kv_cache_dtype": "--kv-cache-dtype",
+    "dtype": "--dtype",
+    "max_num_batched_tokens": "--max-num-batched-tokens",
+    "max_num_seqs": "--max-num-seqs",
+    "gpu_memory_bytes": "--gpu-memory-gib",
+    "weights_bytes": "--weights-gib",
+    "activation_bytes": "--activation-gib",
+    "non_torch_bytes": "--non-torch-gib",
+    "other_processes_bytes": "--other-processes-gib",
+}
+
+
+def _memory_settings(values: dict[str, Any]) -> VllmMemorySettings:
     try:
-        return validate_model(model, values)
+        return validate_model(VllmMemorySettings, values)
     except InputError as err:
-        field = err.location.field or ""
-        option = "--" + field.removesuffix("_bytes").replace("_", "-")
-        if field.endswith("_bytes"):
-            option += "-gib"
-        problem = err.problem
-        raw = values.get(field)
+        field = (err.location.field or "").split(".")[0]
+        flag = _MEMORY_FLAGS.get(field)
+        if flag is None:
+            raise
+        problem, raw = err.problem, values.get(field)
         if field.endswith("_bytes") and isinstance(raw, int):
-            problem = f"got {raw / GIB:g} GiB"
-        raise InputError(problem, expected=err.expected, location=Location(field=option)) from None
+            problem = f"got {raw / GIB:g} GiB"  # the option's unit, not the setting's bytes
+        raise InputError(problem, expected=err.expected, location=Location(field=flag)) from None
 
 
 @serving_app.command("memory")
@@ -155,29 +172,40 @@ def memory_command(
     max_num_seqs: Annotated[int | None, typer.Option(help="Requests per step.")] = None,
     gpu_memory_gib: Annotated[
         float | None,
-        typer.Option(help="Total GPU memory as CUDA reports it (GiB).", callback=finite(above=0.0)),
+        typer.Option(
+            help="Total GPU memory as CUDA reports it (GiB).",
+            callback=finite(above=0.0, maximum=MAX_GIB),
+        ),
     ] = None,
     weights_gib: Annotated[
-        float | None, typer.Option(help="Measured weights per GPU.", callback=finite(minimum=0.0))
+        float | None,
+        typer.Option(
+            help="Measured weights per GPU.", callback=finite(minimum=0.0, maximum=MAX_GIB)
+        ),
     ] = None,
     activation_gib: Annotated[
         float | None,
-        typer.Option(help="Measured PyTorch activation peak.", callback=finite(minimum=0.0)),
+        typer.Option(
+            help="Measured PyTorch activation peak.", callback=finite(minimum=0.0, maximum=MAX_GIB)
+        ),
     ] = None,
     non_torch_gib: Annotated[
-        float | None, typer.Option(help="Measured non-torch memory.", callback=finite(minimum=0.0))
+        float | None,
+        typer.Option(
+            help="Measured non-torch memory.", callback=finite(minimum=0.0, maximum=MAX_GIB)
+        ),
     ] = None,
     other_processes_gib: Annotated[
         float,
         typer.Option(
-            help="GPU memory already held by other processes.", callback=finite(minimum=0.0)
+            help="GPU memory already held by other processes.",
+            callback=finite(minimum=0.0, maximum=MAX_GIB),
         ),
     ] = 0.0,
     json_out: JsonOpt = False,
 ) -> None:
     """vLLM's memory budget and KV-cache size for one engine GPU (errors as vLLM words them)."""
-    settings = _option_settings(
-        VllmMemorySettings,
+    settings = _memory_settings(
         {
             "gpu_memory_utilization": gpu_memory_utilization,
             "max_model_len": max_model_len,
@@ -191,7 +219,7 @@ def memory_command(
             "activation_bytes": _gib(activation_gib),
             "non_torch_bytes": _gib(non_torch_gib),
             "other_processes_bytes": _gib(other_processes_gib) or 0,
-        },
+        }
     )
     plan = plan_memory(resolve_model(model), get_gpu_model(gpu), tp, settings)
     if json_out:
@@ -272,9 +300,14 @@ def step_command(
         str | None,
         typer.Option(help="Prompt chunks in the step: 512,2048 or 256@4096 (after cached 4096)."),
     ] = None,
-    decode_batch: Annotated[int, typer.Option(min=0, help="Decoding requests in the step.")] = 0,
+    decode_batch: Annotated[
+        int, typer.Option(min=0, max=MAX_BATCH, help="Decoding requests in the step.")
+    ] = 0,
     context: Annotated[
-        int, typer.Option(min=0, help="Context (cached tokens) of each decoding request.")
+        int,
+        typer.Option(
+            min=0, max=MAX_TOKENS, help="Context (cached tokens) of each decoding request."
+        ),
     ] = 0,
     topology: Annotated[
         str | None,

@@ -22,6 +22,10 @@ from gpuplane.report.run_view import run_summary_view
 from gpuplane.twin.build import simulation_from_spec
 from gpuplane.twin.simulation import RunResult
 
+# A year of simulated time: far beyond any trace or scenario, far below what the metrics
+# arrays (one row per interval) can hold.
+MAX_UNTIL_S = 366 * 86400.0
+
 
 def parse_until(text: str) -> float:
     try:
@@ -34,6 +38,12 @@ def parse_until(text: str) -> float:
         raise InputError(
             f"{text!r} is not a positive duration",
             expected="e.g. 8h",
+            location=Location(field="--until"),
+        )
+    if until_s > MAX_UNTIL_S:
+        raise InputError(
+            f"{text!r} is longer than {MAX_UNTIL_S / 86400:.0f} days",
+            expected="a simulated time of at most a year (e.g. 8h, 30d)",
             location=Location(field="--until"),
         )
     return until_s

@@ -142,18 +142,18 @@ def nrt_command(
         emit([nrt_manifest(nrt)], output)
 
 
-def _parse_gpu_list(text: str, num_gpus: int) -> list[int]:
+def _parse_gpu_list(text: str, num_gpus: int, flag: str = "--gpus") -> list[int]:
     try:
         gpus = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise InputError(
-            f"--gpus {text!r} is not a list of GPU indices",
+            f"{flag} {text!r} is not a list of GPU indices",
             expected="comma-separated integers like 0,1,2,3",
         ) from None
     bad = [g for g in gpus if not 0 <= g < num_gpus]
     if bad or len(set(gpus)) != len(gpus) or not gpus:
         raise InputError(
-            f"--gpus {text!r} names a GPU twice, none, or one the node lacks",
+            f"{flag} {text!r} names a GPU twice, none, or one the node lacks",
             expected=f"distinct indices in 0..{num_gpus - 1}",
         )
     return gpus
@@ -220,8 +220,8 @@ def pick_command(
 ) -> None:
     """Choose the GPUs for a pod on one node (widest ring, nearest paths, no stranding)."""
     topo = resolve_topology(ref, gpu_model=gpu_model)
-    free = _parse_gpu_list(available, topo.num_gpus)
-    req = _parse_gpu_list(required, topo.num_gpus) if required.strip() else []
+    free = _parse_gpu_list(available, topo.num_gpus, "--available")
+    req = _parse_gpu_list(required, topo.num_gpus, "--required") if required.strip() else []
     if policy == "gpuplane":
         pick = pick_gpus(topo, free, size, required=req, numa_aligned=numa_aligned)
         gpus = list(pick.gpus) if pick else []

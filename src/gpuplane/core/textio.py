@@ -8,6 +8,7 @@ bytes first, then UTF-8, and a bad byte is an InputError naming its line and byt
 
 from __future__ import annotations
 
+import errno
 import sys
 from pathlib import Path
 
@@ -32,8 +33,43 @@ def decode_text(data: bytes, source: str | None) -> str:
 
 
 def read_user_text(path: Path) -> str:
-    """The text of a user's file. OSError propagates (callers word it); bad UTF-8 is located."""
-    return decode_text(path.read_bytes(), str(path))
+    """The text of a user's file. OSError propagates (callers word it); bad UTF-8 is located.
+
+    A name with a NUL byte (ValueError from the OS layer) is an OSError like any unopenable name.
+    """
+    try:
+        data = path.read_bytes()
+    except ValueError as err:
+        raise OSError(errno.EINVAL, f"cannot open this file name ({err})", str(path)) from None
+    return decode_text(data, str(path))
+
+
+# A user's file name may be longer than the file system allows (ENAMETOOLONG) or unreadable
+# (EACCES on a folder above it): pathlib's checks raise OSError there, where a missing file is
+# just False. These answer False instead, so the caller's "not found" message is what the user
+# sees, never a traceback.
+def is_file(path: Path) -> bool:
+    """``path.is_file()``, False where the OS cannot even look the name up."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def is_dir(path: Path) -> bool:
+    """``path.is_dir()``, False where the OS cannot even look the name up."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
+def exists(path: Path) -> bool:
+    """``path.exists()``, False where the OS cannot even look the name up."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def read_stdin() -> str:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from gpuplane.autoscaler.slo.settings import SloScalerSettings
 from gpuplane.core.errors import InputError
+from gpuplane.core.textio import is_file
 from gpuplane.k8s.field_errors import LineOf, fail, relocate, validate_model
 from gpuplane.serving.models.catalog import resolve_model
 from gpuplane.serving.traffic.azure import load_azure_trace
@@ -58,7 +59,7 @@ def _traffic(svc: Service, where: str, scenario: Path) -> TrafficSpec:
     t = svc.traffic
     if t.trace is not None:
         file = resolve_relative(t.trace.path, scenario)
-        if not file.is_file():
+        if not is_file(file):
             raise fail(f"{file} not found", f"{where}.traffic.trace.path", "an Azure trace CSV")
         trace = load_azure_trace(file)
         return TrafficSpec(

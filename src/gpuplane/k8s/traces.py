@@ -9,12 +9,14 @@ in ``time_unit`` or durations such as ``90s``; an empty cell leaves the workload
 from __future__ import annotations
 
 import csv
+import io
 import math
 from datetime import datetime
 from pathlib import Path
 
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 from gpuplane.twin.scenario.schema import TraceArrivalConfig
 from gpuplane.twin.scenario.spec import ArriveFromTrace, TraceArrival
 
@@ -53,19 +55,25 @@ def _column(header: list[str], name: str, source: str) -> int:
 
 def _read_rows(path: Path, source: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
     try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.reader(handle)
-            header = next(reader, None)
-            if header is None:
-                raise _error(source, 1, "the file is empty", "a CSV file with a header row")
-            rows = []
-            for row in reader:
-                if row:
-                    rows.append((reader.line_num, row))
-                if len(rows) > MAX_ROWS:
-                    raise _error(source, reader.line_num, "too many rows", f"at most {MAX_ROWS}")
-    except (OSError, UnicodeDecodeError, csv.Error) as err:
-        raise _error(source, None, f"cannot read the trace ({err})", "a UTF-8 CSV file") from None
+        text = read_user_text(path).removeprefix("\ufeff")
+    except OSError as err:
+        raise _error(
+            source, None, f"cannot read the trace ({err.strerror})", "a CSV file"
+        ) from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise _error(source, 1, "the file is empty", "a CSV file with a header row")
+        rows = []
+        for row in reader:
+            if row:
+                rows.append((reader.line_num, row))
+            if len(rows) > MAX_ROWS:
+                raise _error(source, reader.line_num, "too many rows", f"at most {MAX_ROWS}")
+    except csv.Error as err:
+        line = max(reader.line_num, 1)
+        raise _error(source, line, f"not a valid CSV file ({err})", "a CSV file") from None
     return [h.strip() for h in header], rows
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplane.core.errors import InputError, Location
-from gpuplane.core.textio import read_user_text
+from gpuplane.core.textio import is_file, read_user_text
 from gpuplane.k8s.field_errors import LineOf, fail, relocate
 from gpuplane.k8s.manifests import ParsedManifest, load_manifest, render_warnings
 from gpuplane.k8s.priority import check_priority_class
@@ -81,7 +81,7 @@ def _arrival(entry: WorkloadEntry, i: int, scenario: Path, line_of: LineOf) -> t
     if arrival.trace is not None:
         field = f"workloads[{i}].arrival.trace.path"
         file = resolve_relative(arrival.trace.path, scenario)
-        if not file.is_file():
+        if not is_file(file):
             raise InputError(
                 f"{file} not found",
                 expected="a CSV trace file, relative to the scenario",

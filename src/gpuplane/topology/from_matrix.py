@@ -13,12 +13,14 @@ and every guess is written to ``NodeTopology.notes`` so the CLI can show it:
 from __future__ import annotations
 
 import pathlib
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.ids import GpuIndex, GpuModelName, NicIndex, NumaId
+from gpuplane.core.textio import decode_text
 from gpuplane.topology.bandwidth import BandwidthModel
 from gpuplane.topology.catalog import GpuModel, get_gpu_model
 from gpuplane.topology.links import Link, LinkClass
@@ -82,6 +84,11 @@ def topology_from_matrix(
     )
 
 
+# nvidia-smi prints text: tabs, spaces, line ends (and ESC, for a capture of the colours);
+# anything else below 0x20 is damage.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
+
+
 def load_topology_text_file(path: pathlib.Path, *, gpu_model: str | None = None) -> NodeTopology:
     """Read a saved ``nvidia-smi topo -m`` output and build its node."""
     where = Location(source=str(path))
@@ -89,12 +96,15 @@ def load_topology_text_file(path: pathlib.Path, *, gpu_model: str | None = None)
         data = path.read_bytes()
     except OSError as err:
         raise InputError(f"cannot read the file: {err.strerror or err}", location=where) from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        problem = f"not UTF-8 text (bad byte at offset {err.start})"
-        expected = "the text nvidia-smi topo -m prints"
-        raise InputError(problem, expected=expected, location=where) from None
+    text = decode_text(data, str(path)).removeprefix("\ufeff")
+    control = _CONTROL.search(text)
+    if control is not None:
+        at = control.start()
+        raise InputError(
+            f"control character {control.group()!r} at column {at - text.rfind(chr(10), 0, at)}",
+            expected="the text nvidia-smi topo -m prints",
+            location=Location(str(path), text.count("\n", 0, at) + 1),
+        )
     return topology_from_matrix(parse_topo_text(text, str(path)), gpu_model=gpu_model)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuplane.core.errors import InputError
+from gpuplane.core.textio import exists, is_dir
 from gpuplane.topology.from_matrix import load_topology_text_file
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.presets import load_hardware_file, load_preset, preset_names
@@ -26,9 +27,9 @@ def resolve_topology(ref: str, *, gpu_model: str | None = None) -> NodeTopology:
             )
         return load_preset(ref)
     path = Path(ref)
-    if path.is_dir():
+    if is_dir(path):
         raise InputError(f"{ref!r} is a directory", expected="a preset name or a file")
-    if not path.exists():
+    if not exists(path):
         raise InputError(
             f"no preset or file named {ref!r}",
             expected=f"a preset ({', '.join(preset_names())}) or the path of a hardware YAML "

@@ -38,7 +38,7 @@ from gpuplane.autoscaler.promql.signatures import (
     UNSUPPORTED_AGGREGATIONS,
     UNSUPPORTED_FUNCTIONS,
 )
-from gpuplane.core.errors import InputError
+from gpuplane.core.errors import InputError, Location
 
 _PRECEDENCE = {
     "or": 1,
@@ -76,7 +76,14 @@ class _Parser:
     def __init__(self, query: str, source: str | None) -> None:
         self.query = query
         self.source = source
-        self.tokens = tokenize(query)
+        try:
+            self.tokens = tokenize(query)
+        except InputError as err:
+            # The lexer does not know the query's name; its errors get it here.
+            loc = err.location
+            if source is not None:
+                loc = Location(source, loc.line, loc.field)
+            raise InputError(err.problem, expected=err.expected, location=loc) from None
         self.i = 0
 
     # -- token helpers -------------------------------------------------------------------

@@ -23,6 +23,7 @@ from gpuplane.core.errors import InputError, Location
 from gpuplane.core.nesting import check_json_depth
 from gpuplane.core.tsdb import SeriesStore, labels_of
 from gpuplane.core.validation import validate_model
+from gpuplane.core.yamlio import load_fast
 
 _METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
@@ -119,7 +120,10 @@ def _from_json(data: Any, source: str) -> SeriesStore:
 
 def _from_csv(text: str, source: str) -> SeriesStore:
     reader = csv.DictReader(io.StringIO(text))
-    header = reader.fieldnames or []
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as err:
+        raise InputError(f"not a valid CSV header ({err})", location=Location(source, 1)) from None
     missing = [c for c in ("t", "name", "value") if c not in header]
     if missing:
         raise InputError(
@@ -128,24 +132,51 @@ def _from_csv(text: str, source: str) -> SeriesStore:
             location=Location(source, 1),
         )
     store = SeriesStore()
-    for row in reader:
-        line = reader.line_num
-        try:
-            t, value = float(row["t"]), _number(row["value"])
-        except (TypeError, ValueError):
-            raise InputError(
-                f"bad t or value: {row.get('t')!r}, {row.get('value')!r}",
-                expected="numbers",
-                location=Location(source, line),
-            ) from None
-        name = (row["name"] or "").strip()
-        if not _METRIC_NAME.fullmatch(name):
-            raise InputError(
-                f"{name!r} is not a valid metric name", location=Location(source, line)
-            )
-        labels = {k: v for k, v in row.items() if k not in ("t", "name", "value") and k and v}
-        _add(store, (name, labels, t, value), Location(source, line))
+    try:
+        for row in reader:
+            _csv_row(store, row, source, reader.line_num)
+    except csv.Error as err:  # a field over csv's size limit, a NUL byte...
+        raise InputError(
+            f"not a valid CSV file ({err})", location=Location(source, max(reader.line_num, 1))
+        ) from None
     return store
+
+
+def _csv_row(store: SeriesStore, row: dict[str, Any], source: str, line: int) -> None:
+    try:
+        t, value = float(row["t"]), _number(row["value"])
+    except (TypeError, ValueError):
+        raise InputError(
+            f"bad t or value: {row.get('t')!r}, {row.get('value')!r}",
+            expected="numbers",
+            location=Location(source, line),
+        ) from None
+    if not math.isfinite(t):
+        raise InputError(
+            f"time {row['t']!r} is not finite", expected="seconds", location=Location(source, line)
+        )
+    name = (row["name"] or "").strip()
+    if not _METRIC_NAME.fullmatch(name):
+        raise InputError(f"{name!r} is not a valid metric name", location=Location(source, line))
+    labels = {
+        k: v
+        for k, v in row.items()
+        if k not in ("t", "name", "value") and k and isinstance(v, str) and v
+    }
+    _add(store, (name, labels, t, value), Location(source, line))
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
 
 
 def load_series_text(text: str, source: str) -> SeriesStore:
@@ -154,7 +185,10 @@ def load_series_text(text: str, source: str) -> SeriesStore:
     if stripped.startswith("{"):
         check_json_depth(text, source)
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_no_duplicates)
+        except _DuplicateKey:
+            load_fast(text, source)  # raises the duplicate key's located error
+            raise InputError("duplicate key", location=Location(source)) from None
         except json.JSONDecodeError as err:
             raise InputError(
                 f"not valid JSON: {err.msg}",

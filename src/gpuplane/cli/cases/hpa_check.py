@@ -297,7 +297,7 @@ def run_case(data: object, source: str = "<stdin>") -> dict[str, Any]:
             location=Location(source=source),
         )
     family = data.get("family")
-    if family not in FAMILIES:
+    if not isinstance(family, str) or family not in FAMILIES:
         raise InputError(
             "missing 'family'" if family is None else f"unknown family {family!r}",
             expected=f"one of {', '.join(FAMILIES)}",

@@ -82,7 +82,15 @@ def run_case(case: MergeCase) -> MergeResult:
     options = _options(case.policy_options)
     distances = None
     if case.numa_distances is not None:
-        distances = {int(k): v for k, v in case.numa_distances.items()}
+        distances = {}
+        for key, values in case.numa_distances.items():
+            if not key.strip().isdigit():
+                raise InputError(
+                    f"NUMA node {key!r} is not a number",
+                    expected='rows keyed by NUMA node id, e.g. "0"',
+                    location=Location(field=f"numa_distances.{key}"),
+                )
+            distances[int(key)] = values
         for node in case.numa_nodes:
             row = distances.get(node)
             if row is None or len(row) != len(case.numa_nodes):

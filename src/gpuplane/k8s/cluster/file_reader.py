@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplane.core.errors import InputError, Location
-from gpuplane.core.textio import read_user_text
+from gpuplane.core.textio import is_dir, is_file, read_user_text
 from gpuplane.k8s.cluster.api_lister import RawObject
 from gpuplane.k8s.cluster.catalogue import SNAPSHOT_KEYS, resource_for_kind
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot, Skipped
@@ -51,7 +51,7 @@ def dump_files(paths: Sequence[Path]) -> list[Path]:
     """The files to read: each file as given, each folder's dump files (recursively, sorted)."""
     files: list[Path] = []
     for path in paths:
-        if path.is_dir():
+        if is_dir(path):
             found = sorted(p for p in path.rglob("*") if p.suffix in DUMP_SUFFIXES and p.is_file())
             if not found:
                 raise InputError(
@@ -59,7 +59,7 @@ def dump_files(paths: Sequence[Path]) -> list[Path]:
                     location=Location(source=str(path)),
                 )
             files.extend(found)
-        elif path.is_file():
+        elif is_file(path):
             files.append(path)
         else:
             raise InputError("no such file or folder", location=Location(source=str(path)))
@@ -134,10 +134,19 @@ def _read_file(path: Path) -> tuple[list[_Found], list[Skipped]]:
         raise InputError(f"cannot read the file: {exc}", location=Location(str(path))) from exc
     found: list[_Found] = []
     notes: list[Skipped] = []
+    documents = 0
     for number, doc in enumerate(read_documents_fast(text, str(path)), start=1):
+        documents += 1
         notes.extend(_unused_simulator_parts(doc))
         for field, obj in _document_objects(doc, number):
             found.append(_Found(obj, str(path), doc, field))
+    if documents == 0:
+        # kubectl writes `kind: List` with `items: []` for nothing; an empty file is no dump.
+        raise InputError(
+            "the file holds no YAML or JSON document",
+            expected="kubectl get -o yaml/json output or a kube-scheduler-simulator export",
+            location=Location(str(path), 1),
+        )
     return found, notes
 
 

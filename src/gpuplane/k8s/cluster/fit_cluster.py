@@ -142,7 +142,7 @@ def _pod_groups(snapshot: ClusterSnapshot, pods: Sequence[FitPod]) -> dict[str, 
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
         members = [p for p in pods if p.info.group_key == key and not p.finished]
         timeout = spec.get("scheduleTimeoutSeconds")
-        where = f"{snapshot.source}: objects.podGroups[{i}]"
+        where = f"{snapshot.where}: objects.podGroups[{i}]"
         out[key] = PodGroupInfo(
             key=key,
             min_member=int(spec.get("minMember") or 0),
@@ -178,7 +178,7 @@ def _dra(
                 found.append(parse_dra_object(_trimmed(obj)))
             except InputError as err:
                 raise fail(
-                    f"{snapshot.source}: objects.{key}[{i}]",
+                    f"{snapshot.where}: objects.{key}[{i}]",
                     err.location.field or "",
                     err.problem,
                     err.expected,
@@ -192,7 +192,7 @@ def _dra(
                 claims[uid] = pod_claims(spec, _dict(pod.get("status")))
             except InputError as err:
                 raise fail(
-                    f"{snapshot.source}: objects.pods[{i}]",
+                    f"{snapshot.where}: objects.pods[{i}]",
                     err.location.field or "",
                     err.problem,
                     err.expected,
@@ -214,7 +214,7 @@ def _nodes(
     for i, raw in enumerate(snapshot.of("nodes")):
         node = memo.node(raw) if memo is not None else None
         if node is None:
-            node = fit_node(raw, i, snapshot.source, defaults)
+            node = fit_node(raw, i, snapshot.where, defaults)
             if memo is not None:
                 memo.keep_node(raw, node)
         out.append(node)
@@ -234,7 +234,7 @@ def _pods(
     for i, raw in enumerate(snapshot.of("pods")):
         pod = memo.pod(raw) if memo is not None else None
         if pod is None:
-            pod = fit_pod(raw, i, snapshot.source, classes, default, sel)
+            pod = fit_pod(raw, i, snapshot.where, classes, default, sel)
             if memo is not None:
                 memo.keep_pod(raw, pod)
         out.append(pod)
@@ -274,7 +274,7 @@ def fit_cluster(
             f"{bare} GPU node(s) have no hardware model: no GPU sets, rings or NUMA "
             "verdicts for them (see each node's hardware note)"
         )
-    read_at = timestamp(snapshot.read_at, snapshot.source, "metadata.readAt") or 0.0
+    read_at = timestamp(snapshot.read_at, snapshot.where, "metadata.readAt") or 0.0
     dra, templates = _dra(snapshot, raw_pods, notes)
     return FitCluster(
         nodes=nodes,

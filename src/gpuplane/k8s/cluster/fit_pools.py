@@ -32,7 +32,7 @@ from gpuplane.api.quantity import parse_quantity
 from gpuplane.api.selectors import LabelSelector as Selector
 from gpuplane.core.cpuset import parse_cpu_list
 from gpuplane.core.errors import InputError, Location
-from gpuplane.core.textio import read_user_text
+from gpuplane.core.textio import exists, read_user_text
 from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.k8s.field_errors import relocate, validate_model
 from gpuplane.k8s.labels import LabelSelector
@@ -153,7 +153,7 @@ def read_pools(path: Path) -> tuple[PoolConfig, ...]:
             ref = pool.hardware
             candidate = path.parent / ref
             try:
-                topo = resolve_topology(str(candidate) if candidate.exists() else ref)
+                topo = resolve_topology(str(candidate) if exists(candidate) else ref)
             except InputError as err:
                 raise relocate(err, str(path), index.line_of, f"{where}.hardware") from None
             hardware = InferredHardware(topo, f"pool {pool.name!r} of {path}: {ref}", True)
@@ -171,6 +171,18 @@ def read_pools(path: Path) -> tuple[PoolConfig, ...]:
     return tuple(out)
 
 
+# KubeletConfiguration fields whose Go type is a map (kubelet/config/v1beta1/types.go).
+_MAP_FIELDS = (
+    "kubeReserved",
+    "systemReserved",
+    "evictionHard",
+    "evictionSoft",
+    "evictionSoftGracePeriod",
+    "evictionMinimumReclaim",
+    "featureGates",
+)
+
+
 def read_kubelet_config(path: Path) -> tuple[KubeletSection, int, tuple[str, ...]]:
     """(the modelled fields, kubeReserved + systemReserved cpu in milli, notes)."""
     data, index = _read(path, f"a {KUBELET_KIND} ({KUBELET_API})")
@@ -181,6 +193,14 @@ def read_kubelet_config(path: Path) -> tuple[KubeletSection, int, tuple[str, ...
             expected=f"kind: {KUBELET_KIND}, apiVersion: {KUBELET_API}",
             location=Location(str(path), 1),
         )
+    for key in _MAP_FIELDS:
+        if data.get(key) is not None and not isinstance(data[key], dict):
+            # kubelet's decoder refuses these even when it falls back to lenient decoding.
+            raise InputError(
+                f"found {type(data[key]).__name__}",
+                expected="a mapping (resource name or signal: value)",
+                location=Location(str(path), index.line_of(key), key),
+            )
     modelled = {k: v for k, v in data.items() if k in _MODELLED}
     ignored = sorted(
         k

@@ -22,6 +22,7 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 
 from gpuplane.core.errors import InputError, Location, UnavailableError
+from gpuplane.core.textio import is_file
 from gpuplane.k8s.cluster.api_lister import ListForbidden, ListNotFound, RawObject
 from gpuplane.k8s.cluster.api_watcher import (
     EVENT_TYPES,
@@ -44,7 +45,7 @@ class KubernetesApiLister:
 
     @classmethod
     def from_kubeconfig(cls, path: Path, context: str | None) -> KubernetesApiLister:
-        if not path.is_file():
+        if not is_file(path):
             raise InputError("no such kubeconfig file", location=Location(source=str(path)))
         try:
             # The loader is one of the client's few unannotated functions.

@@ -38,6 +38,15 @@ class ClusterSnapshot:
     api_versions: Mapping[str, str]  # snapshot key -> "group/version" read
     skipped: tuple[Skipped, ...]
     objects: Mapping[str, tuple[RawObject, ...]] = field(default_factory=dict)
+    # The snapshot file this was read from, if any: where a mistake in an object is, which
+    # ``source`` (the cluster or dumps the file was made from) is not. Not written back, and
+    # not part of equality: the same snapshot read from two files is the same snapshot.
+    read_from: str | None = field(default=None, compare=False)
+
+    @property
+    def where(self) -> str:
+        """What error messages name: the snapshot file read, else the source."""
+        return self.read_from or self.source
 
     def of(self, key: str) -> tuple[RawObject, ...]:
         return self.objects.get(key, ())

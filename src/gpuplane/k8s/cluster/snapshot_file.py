@@ -88,7 +88,7 @@ class _Reader:
 def parse_snapshot(text: str, source: str) -> ClusterSnapshot:
     data = load_fast(text, source)
     if data is None:
-        raise InputError("the snapshot file is empty", location=Location(source))
+        raise InputError("the snapshot file is empty", location=Location(source, 1))
     r = _Reader(source, LazyLineIndex(text, source))
     top = r.mapping(data, "")
     if top.get("apiVersion") != API_VERSION or top.get("kind") != KIND:
@@ -103,6 +103,7 @@ def parse_snapshot(text: str, source: str) -> ClusterSnapshot:
         api_versions={str(k): str(v) for k, v in versions.items()},
         skipped=r.skipped(meta.get("skipped")),
         objects=r.objects(top.get("objects")),
+        read_from=source,
     )
 
 

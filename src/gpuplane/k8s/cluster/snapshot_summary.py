@@ -85,12 +85,12 @@ def _meta(obj: RawObject) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
-def _located(exc: InputError, key: str, i: int) -> InputError:
+def _located(exc: InputError, key: str, i: int, source: str) -> InputError:
     field = f"objects.{key}[{i}]" + (f".{exc.location.field}" if exc.location.field else "")
-    return InputError(exc.problem, expected=exc.expected, location=Location(field=field))
+    return InputError(exc.problem, expected=exc.expected, location=Location(source, field=field))
 
 
-def _node_gpus(node: RawObject, i: int) -> tuple[str, int, int]:
+def _node_gpus(node: RawObject, i: int, source: str) -> tuple[str, int, int]:
     """(model, labelled count, allocatable nvidia.com/gpu) of one node."""
     labels = _meta(node).get("labels") or {}
     model = str(labels.get(PRODUCT_LABEL) or NO_GPU)
@@ -102,7 +102,9 @@ def _node_gpus(node: RawObject, i: int) -> tuple[str, int, int]:
         gpus = parse_manifest_quantity(allocatable.get(NVIDIA_GPU)).value()
     except (InputError, ValueError) as exc:
         where = Location(field=f"status.allocatable.{NVIDIA_GPU}")
-        raise _located(InputError(f"invalid quantity: {exc}", location=where), "nodes", i) from exc
+        raise _located(
+            InputError(f"invalid quantity: {exc}", location=where), "nodes", i, source
+        ) from exc
     return model, count, gpus
 
 
@@ -110,7 +112,7 @@ def summarise(snapshot: ClusterSnapshot) -> SnapshotSummary:
     model_of: dict[str, str] = {}
     rows: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     for i, node in enumerate(snapshot.of("nodes")):
-        model, count, gpus = _node_gpus(node, i)
+        model, count, gpus = _node_gpus(node, i, snapshot.where)
         model_of[str(_meta(node).get("name"))] = model
         row = rows[model]
         row[0] += 1
@@ -126,7 +128,7 @@ def summarise(snapshot: ClusterSnapshot) -> SnapshotSummary:
         try:
             gpus = pod_request(pod, NVIDIA_GPU)
         except InputError as exc:
-            raise _located(exc, "pods", i) from exc
+            raise _located(exc, "pods", i, snapshot.where) from exc
         if node_name and phase not in FINISHED:
             bound += 1
             rows[model_of.get(str(node_name), UNKNOWN_NODE)][3] += gpus

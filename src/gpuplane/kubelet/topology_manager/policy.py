@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from gpuplane.core.errors import InputError
+from gpuplane.core.errors import InputError, Location
 from gpuplane.kubelet.topology_manager.hints import (
     ProviderHints,
     TopologyHint,
@@ -115,6 +115,7 @@ def merge_hints(
         raise InputError(
             f"unsupported on machines with more than {options.max_allowable_numa_nodes} NUMA Nodes",
             expected=f"raise {MAX_ALLOWABLE} or use policy none",
+            location=Location(field="numa_nodes"),
         )
     if policy is PolicyName.NONE:
         return MergeResult(TopologyHint(None, False), True)

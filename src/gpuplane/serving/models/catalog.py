@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuplane.core.errors import InputError, Location
-from gpuplane.core.textio import read_user_text
+from gpuplane.core.textio import exists, is_dir, read_user_text
 from gpuplane.core.yamlio import validate_yaml
 from gpuplane.serving.models.config_fields import parse_json_object
 from gpuplane.serving.models.hf_config import shape_from_config
@@ -108,7 +108,7 @@ def _catalog_shape(name: str) -> ModelShape:
 
 def load_config_file(path: Path, *, name: str | None = None) -> ModelShape:
     """The shape in a ``config.json`` file (or in ``<dir>/config.json``)."""
-    if path.is_dir():
+    if is_dir(path):
         path = path / CONFIG_FILE
     source = str(path)
     try:
@@ -139,7 +139,7 @@ def resolve_model(ref: str) -> ModelShape:
     if entry is not None:
         return catalog.shape(entry)
     path = Path(ref)
-    if path.exists():
+    if exists(path):
         return load_config_file(path)
     raise InputError(
         f"unknown model {ref!r} (not in the catalog and no such file)",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import io
 import re
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from gpuplane.core.errors import InputError, Location
+from gpuplane.core.textio import read_user_text
 from gpuplane.serving.traffic.trace import Trace
 
 COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
@@ -58,23 +60,22 @@ def load_azure_trace(path: str | Path) -> Trace:
     """Read an Azure LLM inference trace CSV into a :class:`Trace` (times from the first row)."""
     source = str(path)
     try:
-        handle = open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed below
+        text = read_user_text(Path(path))
     except OSError as err:
         raise InputError(
             f"cannot read the trace: {err.strerror}", location=Location(source)
         ) from None
-    with handle:
-        reader = csv.reader(handle)
-        try:
-            header = next(reader)
-            times, prompts, outputs = _rows(reader, header, _columns(header, source), source)
-        except StopIteration:
-            raise InputError(
-                "the file is empty", expected="a CSV header", location=Location(source, 1)
-            ) from None
-        except (csv.Error, UnicodeDecodeError) as err:
-            where = Location(source, max(reader.line_num, 1))
-            raise InputError(f"not a valid CSV file: {err}", location=where) from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+        times, prompts, outputs = _rows(reader, header, _columns(header, source), source)
+    except StopIteration:
+        raise InputError(
+            "the file is empty", expected="a CSV header", location=Location(source, 1)
+        ) from None
+    except csv.Error as err:
+        where = Location(source, max(reader.line_num, 1))
+        raise InputError(f"not a valid CSV file: {err}", location=where) from None
     if not times:
         raise InputError(
             "the trace has no requests", expected="at least one data row", location=Location(source)
