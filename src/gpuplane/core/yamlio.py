@@ -139,6 +139,7 @@ def reject_recursive_aliases(root: yaml.Node, source: str | None) -> None:
 def parse_yaml(text: str, source: str) -> tuple[yaml.Node | None, Any]:
     """The node tree and the data of one YAML document; syntax errors are located InputErrors."""
     loader: _Loader | None = None
+    _refuse_deep_nesting(text, source)
     try:
         loader = _Loader(text)
         node = loader.get_single_node()
@@ -175,6 +176,40 @@ def parse_yaml(text: str, source: str) -> tuple[yaml.Node | None, Any]:
     finally:
         if loader is not None:
             loader.dispose()
+
+
+def _refuse_deep_nesting(text: str, source: str) -> None:
+    """Refuse nesting past MAX_JSON_DEPTH from libyaml's event stream, before the pure-Python
+    scanner and composer (which take seconds on a 5,000-deep flow list before the depth check
+    on the node tree can run). Any syntax error is left to ``parse_yaml``'s located message."""
+    c_loader = getattr(yaml, "CSafeLoader", None)
+    if c_loader is None or text.count("[") + text.count("{") + text.count("\n-") <= MAX_JSON_DEPTH:
+        return  # without libyaml, or too few openers to be that deep: the tree check suffices
+    depth, deep_at = 0, None
+    try:
+        for event in yaml.parse(text, Loader=c_loader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_JSON_DEPTH:
+                    mark = event.start_mark
+                    deep_at = mark.line + 1 if mark is not None else 0
+                    break
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.MarkedYAMLError as err:
+        # libyaml's scanner stops at its own flow-nesting limit before emitting the events.
+        if "nesting depth" not in (err.problem or ""):
+            return
+        mark = err.problem_mark
+        deep_at = mark.line + 1 if mark is not None else 0
+    except (yaml.YAMLError, ValueError):
+        return
+    if deep_at is not None:
+        raise InputError(
+            f"nested more than {MAX_JSON_DEPTH} levels deep",
+            expected=f"at most {MAX_JSON_DEPTH} nested mappings and lists",
+            location=Location(source, deep_at or None),
+        )
 
 
 def validate_yaml(model: type[M], text: str, source: str, *, what: str | None = None) -> M:

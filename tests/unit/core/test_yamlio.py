@@ -71,3 +71,27 @@ def test_shared_aliases_are_not_recursive() -> None:
 def test_recursive_alias_in_fast_loader_is_located() -> None:
     with pytest.raises(InputError, match=r"f.yaml:2: a.self: recursive alias"):
         load_fast("a: &m\n  self: *m\n", "f.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("a: " + "[" * 5000 + "]" * 5000, 1),  # past libyaml's own flow limit (1,000)
+        ("a: 1\nb: " + "[" * 101 + "]" * 101, 2),  # just past gpuplane's bound
+        ("a: " + "[" * 100_000, 1),  # never closed
+        ("x:\n" + "".join("  " * i + "-\n" for i in range(150)), 102),  # block lists
+    ],
+)
+def test_deep_nesting_is_refused_with_its_line(text: str, line: int) -> None:
+    with pytest.raises(InputError) as info:
+        parse_yaml(text, "deep.yaml")
+    assert "nested more than 100 levels deep" in str(info.value)
+    assert info.value.location.line == line
+
+
+def test_nesting_at_the_bound_is_read() -> None:
+    _, data = parse_yaml("a: " + "[" * 99 + "1" + "]" * 99, "ok.yaml")
+    depth, value = 0, data["a"]
+    while isinstance(value, list):
+        depth, value = depth + 1, value[0]
+    assert (depth, value) == (99, 1)
