@@ -240,7 +240,7 @@ def test_unreadable_file_names_the_file(tmp_path: Path) -> None:
 def test_undecodable_file_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "latin1.txt"
     path.write_bytes(b"\tGPU0\nGPU0\t X \xff\n")
-    with pytest.raises(InputError, match=r"latin1\.txt: not UTF-8"):
+    with pytest.raises(InputError, match=r"latin1\.txt:2: not UTF-8"):
         load_topology_text_file(path)
 
 
