@@ -11,7 +11,7 @@ import os
 
 os.environ["COLUMNS"] = "200"
 
-from hypothesis import settings  # noqa: E402
+from hypothesis import settings
 
 # The suite is deterministic: hypothesis draws the same examples on every run (derandomize), so
 # a failure in CI reproduces here. HYPOTHESIS_PROFILE=explore draws new examples each run.
