@@ -13,26 +13,7 @@ import re
 # ``gpuplane validate``) is to refuse. Remove an entry once that work refuses the input; the
 # suite then holds it to exit 2.
 # Patterns of case ids (``re.fullmatch``), each with its reason.
-PENDING: dict[str, str] = {
-    r"(hpa-check|merge-hints):[\w]+/dup-key": (
-        "issue 16: hpa-check (and merge-hints, the same case reader) accept duplicate keys"
-    ),
-    r"merge-hints:\d+/[\w.\[\]]+:(misspelt|unknown-sibling)": (
-        "merge-hints ignores keys it does not read (hpa-check refuses them); case-file strictness"
-    ),
-    # Container fields gpuplane does not model (ports, volumeMounts) and node affinity terms
-    # of the wrong type: the API server's type checks are issue 16's validation work.
-    r"simulate:manifests/vllm-deployment\.yaml/spec\.template\.spec\.containers\[0\]\."
-    r"(ports\[0\]\.name|volumeMounts):type-\w+": "unmodelled container fields are not type-checked",
-    r"fit:manifests/embeddings-deployment\.yaml/spec\.template\.spec\.affinity\.nodeAffinity\."
-    r"requiredDuringSchedulingIgnoredDuringExecution:type-bool": (
-        "a node affinity term of the wrong type is read as absent"
-    ),
-    r"snapshot-save:[\w/.-]+/items\[\d+\]\.[\w.\[\]/-]+:type-\w+": (
-        "snapshot save copies each object as read; a field fit does not use is checked by no one "
-        "(issue 16's validation of Kubernetes values)"
-    ),
-}
+PENDING: dict[str, str] = {}
 
 # Valid by design: the mutant looks hostile but the real system accepts it too. Patterns of
 # case ids (``re.fullmatch``), each with its reason.

@@ -179,6 +179,77 @@ class TopologySpreadConstraint(K8sModel):
     match_label_keys: list[StrictStr] | None = Field(default=None, alias="matchLabelKeys")
 
 
+class NodeSelectorRequirement(K8sModel):
+    key: StrictStr | None = None
+    operator: StrictStr | None = None
+    values: list[StrictStr] | None = None
+
+
+class NodeSelectorTerm(K8sModel):
+    match_expressions: list[NodeSelectorRequirement] | None = Field(
+        default=None, alias="matchExpressions"
+    )
+    match_fields: list[NodeSelectorRequirement] | None = Field(default=None, alias="matchFields")
+
+
+class NodeSelector(K8sModel):
+    node_selector_terms: list[NodeSelectorTerm] | None = Field(
+        default=None, alias="nodeSelectorTerms"
+    )
+
+
+class PreferredSchedulingTerm(K8sModel):
+    weight: Int32 | None = None
+    preference: NodeSelectorTerm | None = None
+
+
+class NodeAffinity(K8sModel):
+    required: NodeSelector | None = Field(
+        default=None, alias="requiredDuringSchedulingIgnoredDuringExecution"
+    )
+    preferred: list[PreferredSchedulingTerm] | None = Field(
+        default=None, alias="preferredDuringSchedulingIgnoredDuringExecution"
+    )
+
+
+class PodAffinityTerm(K8sModel):
+    label_selector: LabelSelector | None = Field(default=None, alias="labelSelector")
+    namespaces: list[StrictStr] | None = None
+    topology_key: StrictStr | None = Field(default=None, alias="topologyKey")
+    namespace_selector: LabelSelector | None = Field(default=None, alias="namespaceSelector")
+    match_label_keys: list[StrictStr] | None = Field(default=None, alias="matchLabelKeys")
+    mismatch_label_keys: list[StrictStr] | None = Field(default=None, alias="mismatchLabelKeys")
+
+
+class WeightedPodAffinityTerm(K8sModel):
+    weight: Int32 | None = None
+    pod_affinity_term: PodAffinityTerm | None = Field(default=None, alias="podAffinityTerm")
+
+
+class PodAffinity(K8sModel):
+    """core/v1 PodAffinity and PodAntiAffinity (the same two lists)."""
+
+    required: list[PodAffinityTerm] | None = Field(
+        default=None, alias="requiredDuringSchedulingIgnoredDuringExecution"
+    )
+    preferred: list[WeightedPodAffinityTerm] | None = Field(
+        default=None, alias="preferredDuringSchedulingIgnoredDuringExecution"
+    )
+
+
+class Affinity(K8sModel):
+    """core/v1 Affinity, decoded as the API server decodes it (types and field names); what
+    the terms mean is checked where they are used (scheduler plugins). The scheduler reads the
+    dict :meth:`as_api` gives back, with exactly the keys the manifest set."""
+
+    node_affinity: NodeAffinity | None = Field(default=None, alias="nodeAffinity")
+    pod_affinity: PodAffinity | None = Field(default=None, alias="podAffinity")
+    pod_anti_affinity: PodAffinity | None = Field(default=None, alias="podAntiAffinity")
+
+    def as_api(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_unset=True)
+
+
 class PodSpec(K8sModel):
     volumes: Any = None
     init_containers: list[Container] | None = Field(default=None, alias="initContainers")
@@ -203,7 +274,7 @@ class PodSpec(K8sModel):
     image_pull_secrets: Any = Field(default=None, alias="imagePullSecrets")
     hostname: Any = None
     subdomain: Any = None
-    affinity: dict[str, Any] | None = None
+    affinity: Affinity | None = None
     scheduler_name: StrictStr | None = Field(default=None, alias="schedulerName")
     tolerations: list[Toleration] | None = None
     host_aliases: Any = Field(default=None, alias="hostAliases")

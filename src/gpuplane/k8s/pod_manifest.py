@@ -311,7 +311,7 @@ def translate_pod(
         scheduler_name=spec.scheduler_name or DEFAULT_SCHEDULER,
         node_selector=node_selector,
         tolerations=tolerations,
-        affinity=dict(spec.affinity) if spec.affinity is not None else None,
+        affinity=spec.affinity.as_api() if spec.affinity is not None else None,
         topology_spread_constraints=topology_spread_constraints(
             spec.topology_spread_constraints, f"{path}.topologySpreadConstraints", warnings.add
         ),

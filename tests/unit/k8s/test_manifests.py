@@ -525,3 +525,44 @@ def test_inline_manifest_errors_carry_the_prefix() -> None:
         f"s.yaml:{line}: workloads[0].manifest.spec.template.spec.containers[0].resources.limits."
         "nvidia.com/gpu: '8.5': must be an integer"
     )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (
+            "      affinity:\n",
+            "      affinity:\n"
+            "        nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: true}\n",
+            "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+        ),
+        (
+            "      affinity:\n",
+            "      affinity:\n        podAfinity: {}\n",
+            'unknown field "spec.template.spec.affinity.podAfinity"',
+        ),
+    ],
+)
+def test_affinity_is_decoded_as_the_api_server_does(old: str, new: str, expected: str) -> None:
+    assert old in VLLM
+    assert expected in error_of(VLLM.replace(old, new, 1))
+
+
+def test_affinity_reaches_the_scheduler_with_the_keys_the_manifest_set() -> None:
+    d = parse_text(VLLM).obj
+    assert isinstance(d, tw.DeploymentSpec)
+    assert d.template.affinity == {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 100,
+                    "podAffinityTerm": {
+                        "topologyKey": "kubernetes.io/hostname",
+                        "labelSelector": {
+                            "matchLabels": {"app.kubernetes.io/instance": "llama-3-70b"}
+                        },
+                    },
+                }
+            ]
+        }
+    }
