@@ -44,6 +44,23 @@ def read_user_text(path: Path) -> str:
     return decode_text(data, str(path))
 
 
+def read_named_file(path: Path, what: str) -> str:
+    """:func:`read_user_text`, with a missing or unreadable file a located InputError that
+    names what the file should have been (``what``: "scenario YAML file")."""
+    try:
+        return read_user_text(path)
+    except FileNotFoundError:
+        raise InputError(
+            "file not found", expected=f"a {what}", location=Location(str(path))
+        ) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(
+            f"cannot read the file ({err})",
+            expected=f"a UTF-8 {what}",
+            location=Location(str(path)),
+        ) from None
+
+
 # A user's file name may be longer than the file system allows (ENAMETOOLONG) or unreadable
 # (EACCES on a folder above it): pathlib's checks raise OSError there, where a missing file is
 # just False. These answer False instead, so the caller's "not found" message is what the user

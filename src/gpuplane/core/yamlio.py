@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
@@ -18,6 +19,7 @@ from pydantic import BaseModel
 
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.nesting import MAX_JSON_DEPTH, check_json_depth
+from gpuplane.core.textio import read_named_file
 from gpuplane.core.validation import field_path, validate_model
 
 M = TypeVar("M", bound=BaseModel)
@@ -210,6 +212,18 @@ def _refuse_deep_nesting(text: str, source: str) -> None:
             expected=f"at most {MAX_JSON_DEPTH} nested mappings and lists",
             location=Location(source, deep_at or None),
         )
+
+
+def read_yaml_document(path: Path, what: str) -> tuple[Any, LineIndex]:
+    """One non-empty YAML document from a user's file (``what``: "scenario") and its line index;
+    every failure a located InputError."""
+    source = str(path)
+    node, data = parse_yaml(read_named_file(path, f"{what} YAML file"), source)
+    if node is None or data is None:
+        raise InputError(
+            "the file is empty", expected=f"a {what} document", location=Location(source, 1)
+        )
+    return data, LineIndex(node, source)
 
 
 def validate_yaml(model: type[M], text: str, source: str, *, what: str | None = None) -> M:

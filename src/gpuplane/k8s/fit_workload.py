@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplane.core.errors import InputError, Location
-from gpuplane.core.textio import read_user_text
+from gpuplane.core.textio import read_named_file
 from gpuplane.k8s.dra_manifests import parse_dra_object
 from gpuplane.k8s.field_errors import relocate
 from gpuplane.k8s.manifests import SUPPORTED, parse_manifest
@@ -108,16 +108,7 @@ def _dra_object(
 
 def read_workload(path: Path) -> Workload:
     source = str(path)
-    try:
-        text = read_user_text(path)
-    except FileNotFoundError:
-        raise InputError(
-            "file not found", expected="a workload YAML file", location=Location(source)
-        ) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(
-            f"cannot read the file ({err})", expected="a UTF-8 YAML file", location=Location(source)
-        ) from None
+    text = read_named_file(path, "workload YAML file")
     out: list[WorkloadDocument] = []
     notes: list[str] = []
     templates: list[ResourceClaimTemplate] = []

@@ -16,8 +16,7 @@ from typing import Any, TypeVar
 
 from gpuplane.autoscaler.keda.model import ScaledObjectIn
 from gpuplane.core.errors import InputError, InputErrors, Location
-from gpuplane.core.textio import read_user_text
-from gpuplane.core.yamlio import LineIndex, parse_yaml
+from gpuplane.core.yamlio import LineIndex, parse_yaml, read_yaml_document
 from gpuplane.k8s.cluster_policy import parse_cluster_policy
 from gpuplane.k8s.dra_manifests import load_dra_manifests
 from gpuplane.k8s.fault_checks import fault_warnings
@@ -50,25 +49,7 @@ class LoadedScenario:
 
 
 def _read_scenario(path: Path) -> tuple[Any, LineIndex]:
-    source = str(path)
-    try:
-        text = read_user_text(path)
-    except FileNotFoundError:
-        raise InputError(
-            "file not found", expected="a scenario YAML file", location=Location(source)
-        ) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(
-            f"cannot read the file ({err})",
-            expected="a UTF-8 scenario YAML file",
-            location=Location(source),
-        ) from None
-    node, data = parse_yaml(text, source)
-    if node is None or data is None:
-        raise InputError(
-            "the file is empty", expected="a scenario document", location=Location(source, 1)
-        )
-    return data, LineIndex(node, source)
+    return read_yaml_document(path, "scenario")
 
 
 def _control_plane(control: ControlPlane) -> TwinSettings:

@@ -30,8 +30,7 @@ from pydantic import (
 )
 
 from gpuplane.api.taints import TaintEffect
-from gpuplane.core.errors import InputError, Location
-from gpuplane.core.textio import read_user_text
+from gpuplane.core.textio import read_named_file
 from gpuplane.core.yamlio import validate_yaml
 from gpuplane.operator.faults import FaultSpec
 from gpuplane.operator.settings import OperatorSettings
@@ -379,18 +378,7 @@ class Scenario(_Model):
 
 def load_scenario(path: Path) -> Scenario:
     """The scenario's shape only; ``gpuplane.k8s.scenario_loader`` reads it completely."""
-    try:
-        text = read_user_text(path)
-    except FileNotFoundError:
-        raise InputError(
-            "file not found", expected="a scenario YAML file", location=Location(source=str(path))
-        ) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(
-            f"cannot read the file ({err})",
-            expected="a UTF-8 scenario YAML file",
-            location=Location(source=str(path)),
-        ) from None
+    text = read_named_file(path, "scenario YAML file")
     return validate_yaml(Scenario, text, str(path))
 
 

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuplane.core.errors import InputError, Location
-from gpuplane.core.textio import read_user_text
 from gpuplane.core.validation import validate_model
-from gpuplane.core.yamlio import LineIndex, parse_yaml
+from gpuplane.core.yamlio import LineIndex, read_yaml_document
 from gpuplane.twin.sweep.base import BaseRegistry, SweepBase
 from gpuplane.twin.sweep.expand import discrete_values, expand
 from gpuplane.twin.sweep.point import Point, Value
@@ -45,25 +44,7 @@ class Sweep:
 
 
 def _read(path: Path) -> tuple[object, LineIndex]:
-    source = str(path)
-    try:
-        text = read_user_text(path)
-    except FileNotFoundError:
-        raise InputError(
-            "file not found", expected="a sweep YAML file", location=Location(source)
-        ) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(
-            f"cannot read the file ({err})",
-            expected="a UTF-8 sweep YAML file",
-            location=Location(source),
-        ) from None
-    node, data = parse_yaml(text, source)
-    if node is None or data is None:
-        raise InputError(
-            "the file is empty", expected="a sweep document", location=Location(source, 1)
-        )
-    return data, LineIndex(node, source)
+    return read_yaml_document(path, "sweep")
 
 
 def _make_base(file: SweepFile, bases: BaseRegistry, folder: Path) -> SweepBase:
