@@ -13,7 +13,17 @@ import re
 # ``gpuplane validate``) is to refuse. Remove an entry once that work refuses the input; the
 # suite then holds it to exit 2.
 # Patterns of case ids (``re.fullmatch``), each with its reason.
-PENDING: dict[str, str] = {}
+PENDING: dict[str, str] = {
+    # Container fields gpuplane does not model (volumeMounts, a port's name) are decoded as
+    # opaque values, so a wrong type there is not refused (docs/validation.md lists them).
+    r"simulate:manifests/vllm-deployment\.yaml/spec\.template\.spec\.containers\[0\]\."
+    r"(ports\[0\]\.name|volumeMounts):type-\w+": "unmodelled container fields are not type-checked",
+    # snapshot save copies each object of a dump as read; fields that fit does not use are
+    # checked by no one until fit reads them.
+    r"snapshot-save:[\w/.-]+/items\[\d+\]\.[\w.\[\]/-]+:type-\w+": (
+        "snapshot save copies each object as read; a field fit does not use is not type-checked"
+    ),
+}
 
 # Valid by design: the mutant looks hostile but the real system accepts it too. Patterns of
 # case ids (``re.fullmatch``), each with its reason.

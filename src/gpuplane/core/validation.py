@@ -214,6 +214,7 @@ def validate_model(model: type[M], data: object, *, every: bool = False) -> M:
     ValidationError becomes an InputError with a field path (``every``: an InputErrors with
     all of them).
     """
+    _refuse_alias_expansion(data)
     try:
         text = json.dumps(data, allow_nan=False, default=str)
     except ValueError:
@@ -229,6 +230,39 @@ def validate_model(model: type[M], data: object, *, every: bool = False) -> M:
         if every:
             raise InputErrors(all_errors(model, err)) from None
         raise first_error(model, err) from None
+
+
+# YAML aliases share one parsed object among all the places that name it; written out (as the
+# JSON the typed decoder reads) each place is a copy. A "billion laughs" file of a few hundred
+# bytes expands to hundreds of millions of values: refuse more than this many copied values.
+MAX_ALIAS_EXPANSION = 1_000_000
+
+
+def _refuse_alias_expansion(data: object) -> None:
+    """Refuse ``data`` whose shared (aliased) parts would be copied more than
+    MAX_ALIAS_EXPANSION values when written out. Linear in the distinct objects."""
+    sizes: dict[int, int] = {}
+    written = 1  # the values as the file writes them: the root, and each container's items once
+
+    def size(value: object) -> int:
+        nonlocal written
+        if not isinstance(value, dict | list):
+            return 1
+        known = sizes.get(id(value))
+        if known is not None:
+            return known
+        children = list(value.values() if isinstance(value, dict) else value)
+        written += len(children)
+        total = 1 + sum(size(child) for child in children)
+        sizes[id(value)] = total
+        return total
+
+    expanded = size(data)  # nesting is bounded (MAX_JSON_DEPTH) before any data gets here
+    if expanded - written > MAX_ALIAS_EXPANSION:
+        raise InputError(
+            f"YAML aliases expand the document to {expanded:,} values",
+            expected=f"at most {MAX_ALIAS_EXPANSION:,} values copied through aliases (*name)",
+        )
 
 
 def _at(data: object, loc: tuple[int | str, ...]) -> object:

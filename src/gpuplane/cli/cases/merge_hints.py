@@ -29,7 +29,13 @@ class HintIn(BaseModel):
 
 
 class MergeCase(BaseModel):
-    model_config = ConfigDict(extra="ignore")  # cases carry id, source, expected
+    # Unknown keys are refused (a misspelt one would be dropped silently); the reference cases'
+    # own keys (id, source, note, expected) are accepted and not read.
+    model_config = ConfigDict(extra="forbid")
+    id: object = None
+    source: object = None
+    note: object = None
+    expected: object = None
     policy: PolicyName
     policy_options: dict[str, str | bool | int] = Field(default_factory=dict)
     numa_nodes: list[int] = Field(min_length=1)
