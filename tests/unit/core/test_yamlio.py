@@ -95,3 +95,16 @@ def test_nesting_at_the_bound_is_read() -> None:
     while isinstance(value, list):
         depth, value = depth + 1, value[0]
     assert (depth, value) == (99, 1)
+
+
+def test_alias_bomb_is_refused_before_it_is_expanded() -> None:
+    rows = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        rows.append(f"{name}: &{name} [{', '.join(['*' + prev] * 9)}]")
+    with pytest.raises(InputError, match="YAML aliases expand the document to 490,329,055 values"):
+        validate_yaml(Doc, "\n".join(rows) + "\n", "bomb.yaml")
+
+
+def test_shared_aliases_within_the_bound_are_read() -> None:
+    doc = validate_yaml(Doc, "items: [&i {x: 1}, *i, *i]\n", "ok.yaml")
+    assert [item.x for item in doc.items] == [1, 1, 1]
