@@ -294,11 +294,21 @@ class LazyLineIndex:
         return self._index.line_of(field)
 
 
-def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+class DuplicateKeyError(ValueError):
+    """A JSON object names ``key`` twice (raised by :func:`unique_pairs`)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"duplicate key {key!r}")
+        self.key = key
+
+
+def unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook`` that refuses a key given twice (the standard
+    library keeps the last silently)."""
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise ValueError(f"duplicate key {key!r}")
+            raise DuplicateKeyError(key)
         out[key] = value
     return out
 
@@ -310,7 +320,7 @@ def load_fast(text: str, source: str, *, first_line: int = 1) -> Any:
         if stripped[:1] in ("{", "["):
             check_json_depth(text, source)
             try:
-                return json.loads(text, object_pairs_hook=_json_pairs)
+                return json.loads(text, object_pairs_hook=unique_pairs)
             except ValueError:
                 pass  # not JSON after all, or a duplicate key: YAML says where
         loader = _FastLoader(text)

@@ -36,7 +36,7 @@ from gpuplane.autoscaler.hpa.spec import (
 )
 from gpuplane.autoscaler.hpa.state import Condition
 from gpuplane.core.errors import InputError, Location
-from gpuplane.core.textio import read_user_text
+from gpuplane.core.textio import read_named_file
 from gpuplane.core.validation import validate_model
 from gpuplane.k8s.field_errors import relocate
 from gpuplane.k8s.yaml_documents import read_documents
@@ -268,12 +268,7 @@ class HpaIn(BaseModel):
 def load_hpa(path: Path) -> tuple[HpaSpec, dict[str, Any]]:
     """The one HorizontalPodAutoscaler of ``path`` (its spec, and the manifest as written)."""
     source = str(path)
-    try:
-        text = read_user_text(path)
-    except OSError as exc:
-        raise InputError(
-            f"cannot read the HPA manifest: {exc.strerror or exc}", location=Location(source)
-        ) from None
+    text = read_named_file(path, "HorizontalPodAutoscaler YAML file")
     docs = [d for d in read_documents(text, source) if d.data is not None]
     found = [d for d in docs if isinstance(d.data, dict) and d.data.get("kind") == KIND]
     if len(found) != 1:

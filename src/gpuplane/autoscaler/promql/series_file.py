@@ -23,7 +23,7 @@ from gpuplane.core.errors import InputError, Location
 from gpuplane.core.nesting import check_json_depth
 from gpuplane.core.tsdb import SeriesStore, labels_of
 from gpuplane.core.validation import validate_model
-from gpuplane.core.yamlio import load_fast
+from gpuplane.core.yamlio import DuplicateKeyError, load_fast, unique_pairs
 
 _METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
@@ -166,27 +166,14 @@ def _csv_row(store: SeriesStore, row: dict[str, Any], source: str, line: int) ->
     _add(store, (name, labels, t, value), Location(source, line))
 
 
-class _DuplicateKey(ValueError):
-    pass
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
-
-
 def load_series_text(text: str, source: str) -> SeriesStore:
     """A store from a JSON (starts with ``{``) or CSV sample file."""
     stripped = text.lstrip()
     if stripped.startswith("{"):
         check_json_depth(text, source)
         try:
-            data = json.loads(text, object_pairs_hook=_no_duplicates)
-        except _DuplicateKey:
+            data = json.loads(text, object_pairs_hook=unique_pairs)
+        except DuplicateKeyError:
             load_fast(text, source)  # raises the duplicate key's located error
             raise InputError("duplicate key", location=Location(source)) from None
         except json.JSONDecodeError as err:

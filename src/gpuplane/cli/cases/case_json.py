@@ -8,20 +8,7 @@ from typing import Any
 
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.nesting import check_json_depth
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
+from gpuplane.core.yamlio import DuplicateKeyError, unique_pairs
 
 
 def _line_of_second(text: str, key: str) -> int | None:
@@ -34,8 +21,8 @@ def parse_case_json(text: str, source: str) -> Any:
     """The JSON value of ``text``; bad or too deeply nested JSON is an input error at its line."""
     check_json_depth(text, source)
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
-    except _DuplicateKey as dup:
+        return json.loads(text, object_pairs_hook=unique_pairs)
+    except DuplicateKeyError as dup:
         raise InputError(
             f"duplicate key {dup.key!r}",
             expected="each key once per object (JSON readers keep only one of them)",

@@ -36,7 +36,7 @@ from gpuplane.autoscaler.hpa.settings import HpaControllerSettings
 from gpuplane.autoscaler.hpa.spec import HpaSpec
 from gpuplane.autoscaler.hpa.state import HpaState
 from gpuplane.core.errors import InputError, Location
-from gpuplane.core.textio import read_user_text
+from gpuplane.core.textio import read_named_file
 from gpuplane.core.validation import validate_model
 from gpuplane.k8s.field_errors import relocate
 from gpuplane.k8s.hpa_manifest import hpa_status
@@ -103,12 +103,7 @@ class ValuesIn(BaseModel):
 
 def load_values(path: Path) -> ValuesIn:
     source = str(path)
-    try:
-        text = read_user_text(path)
-    except OSError as exc:
-        raise InputError(
-            f"cannot read the metric values: {exc.strerror or exc}", location=Location(source)
-        ) from None
+    text = read_named_file(path, "metric values YAML file")
     docs = [d for d in read_documents(text, source) if d.data is not None]
     if len(docs) != 1:
         raise InputError(
