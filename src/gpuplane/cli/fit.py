@@ -13,6 +13,7 @@ import typer
 
 from gpuplane.cli.cluster_options import ContextOpt, KubeletConfigOpt, PoolsOpt, SnapshotOpt
 from gpuplane.cli.console import print_json
+from gpuplane.cli.fit_run import Profile, profiles_for, run_fit
 from gpuplane.cli.fit_view import print_answer
 from gpuplane.cli.html_out import write_html
 from gpuplane.cli.numbers import MAX_MESSAGE_MIB, finite
@@ -24,13 +25,7 @@ from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
 from gpuplane.k8s.cluster.snapshot_file import read_snapshot
 from gpuplane.k8s.fit_output import annotated_list
 from gpuplane.k8s.fit_workload import read_workload
-from gpuplane.k8s.scheduler_config import read_scheduler_config
 from gpuplane.report.html.fit_page import fit_page
-from gpuplane.scheduler.framework.config import ProfileConfig, gpuplane_profile
-from gpuplane.scheduler.framework.scheduler import Scheduler
-from gpuplane.scheduler.plugins.registry import in_tree_registry
-from gpuplane.twin.fit.answer import answer_fit
-from gpuplane.twin.fit.expand import expand
 from gpuplane.twin.fit.framework_view import framework_view
 from gpuplane.twin.fit.plugin_results import results_for
 from gpuplane.twin.fit.workload import FitSettings
@@ -40,11 +35,6 @@ class Output(StrEnum):
     TABLE = "table"
     JSON = "json"
     YAML = "yaml"
-
-
-class Profile(StrEnum):
-    DEFAULT = "default"
-    GPUPLANE = "gpuplane"
 
 
 def _snapshot(
@@ -62,18 +52,6 @@ def _snapshot(
     assert kubeconfig is not None
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # recorded, never decides
     return snapshot_from_kubeconfig(kubeconfig, context, read_at=now)
-
-
-def _profiles(
-    config: Path | None, profile: Profile
-) -> tuple[tuple[ProfileConfig, ...], tuple[str, ...], str]:
-    registry = in_tree_registry()
-    if config is not None:
-        profiles, notes = read_scheduler_config(config, registry)
-        return profiles, notes, f"{config}"
-    if profile is Profile.GPUPLANE:
-        return (gpuplane_profile("default-scheduler", registry=registry),), (), "gpuplane"
-    return (ProfileConfig(),), (), "default (kube-scheduler's)"
 
 
 def fit_command(
@@ -135,22 +113,13 @@ def fit_command(
     )
     read = read_workload(workload)
     documents = read.documents
-    profiles, config_notes, profile_name = _profiles(scheduler_config, profile)
-    scheduler = Scheduler(profiles, registry=in_tree_registry())
-    fw = expand([d.parsed for d in documents], cluster, read.templates)
-    unknown = sorted({p.info.scheduler_name for p in fw.pods} - set(scheduler.frameworks))
-    if unknown:
-        raise InputError(
-            f"pods ask for scheduler {unknown[0]!r}, which no profile has",
-            expected=f"a schedulerName among {', '.join(sorted(scheduler.frameworks))}",
-        )
     settings = FitSettings(
         message_bytes=int(message_mib * 2**20),
         capacity_limit=capacity_limit,
         remedies=not no_remedies,
     )
-    answer = answer_fit(scheduler, cluster, fw, settings, profile=profile_name)
-    answer = answer.with_notes((*read.notes, *config_notes))
+    done = run_fit(cluster, read, profiles_for(scheduler_config, profile), settings)
+    answer, scheduler, fw = done.answer, done.scheduler, done.workload
     if html is not None:
         write_html(html, fit_page(answer, cluster, f"gpuplane fit {workload.name}"))
     chosen = Output.JSON if json_out else output

@@ -107,8 +107,12 @@ def _dra_object(
 
 
 def read_workload(path: Path) -> Workload:
-    source = str(path)
-    text = read_named_file(path, "workload YAML file")
+    return workload_from_text(read_named_file(path, "workload YAML file"), str(path))
+
+
+def workload_from_text(text: str, source: str) -> Workload:
+    """The workload in ``text`` (one or more YAML documents, or a v1 List), read as
+    :func:`read_workload` reads a file; ``source`` names it in messages."""
     out: list[WorkloadDocument] = []
     notes: list[str] = []
     templates: list[ResourceClaimTemplate] = []

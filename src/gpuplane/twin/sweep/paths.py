@@ -1,7 +1,8 @@
 """Field paths into parsed YAML/JSON data: ``serving.services[0].traffic.rate_scale``.
 
 A ``[N]`` part indexes a list; a ``[NAME]`` part picks the list's element whose ``name`` is NAME
-(``serving[qwen-chat].slo_attainment``), so a path survives reordering. Pure: no I/O.
+(``serving[qwen-chat].slo_attainment``), so a path survives reordering, or, in a mapping, the key
+NAME as written, dots and all (``resources.limits[nvidia.com/gpu]``). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ def _step(node: Any, part: str | int) -> tuple[bool, Any]:
         return False, None
     if part.startswith("["):
         name = part[1:-1]
+        if isinstance(node, dict):  # a key with dots in it: limits[nvidia.com/gpu]
+            return (True, node[name]) if name in node else (False, None)
         if isinstance(node, list):
             for item in node:
                 if isinstance(item, dict) and item.get("name") == name:
@@ -106,7 +109,9 @@ def set_path(data: Any, path: str, value: Any, field: str) -> Any:
     out = copy.deepcopy(data)
     parent = _walk(out, parts[:-1], path, field)
     last = parts[-1]
-    key_of_mapping = isinstance(parent, dict) and isinstance(last, str) and last[:1] != "["
+    if isinstance(parent, dict) and isinstance(last, str) and last[:1] == "[":
+        last = last[1:-1]  # limits[nvidia.com/gpu]: the key as written between brackets
+    key_of_mapping = isinstance(parent, dict) and isinstance(last, str)
     item_of_list = isinstance(parent, list) and isinstance(last, int) and 0 <= last < len(parent)
     if key_of_mapping or item_of_list:
         parent[last] = value
