@@ -319,8 +319,33 @@ def _targets() -> list[Target]:
                 whole=path.parent == EXAMPLES / "topologies",
             )
         )
+    t += _sweep_targets()
     t += _case_targets()
     return t
+
+
+def _sweep_targets() -> list[Target]:
+    """Sweep files: the fit one is run (its 24 points take half a second), the twin ones are
+    checked and listed (every value goes through the base's checks without running a point)."""
+    out = []
+    for rel, argv, budget in (
+        ("sweeps/fit-tp.yaml", ("--workers", "1", "--no-plots", "--out", "{dir}/out"), 10),
+        ("sweeps/keda-thresholds.yaml", ("--list",), 6),
+        ("sweeps/openb-small.yaml", ("--list",), 4),
+    ):
+        out.append(
+            Target(
+                f"sweep:{rel}",
+                ("sweep", _ex(rel), *argv),
+                EXAMPLES / rel,
+                "yaml",
+                rel="examples/" + rel,
+                fields=budget,
+                whole=rel.endswith("fit-tp.yaml"),
+                tree=True,
+            )
+        )
+    return out
 
 
 def _case_targets() -> list[Target]:
