@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import urllib3
 from kubernetes import config as kube_config
@@ -78,10 +79,12 @@ class KubernetesApiLister:
         self._client.close()  # type: ignore[no-untyped-call]
 
     def _send(self, path: str, query: list[tuple[str, str]], timeout: Any) -> Any:
+        # A path may carry its own query (``...?labelSelector=k%3Dv``): kept, before the pager's.
+        path, _, own = path.partition("?")
         method, url, headers, body, post = self._client.param_serialize(
             "GET",
             path,
-            query_params=query,
+            query_params=[*parse_qsl(own), *query],
             header_params={"Accept": "application/json"},
             auth_settings=["BearerToken"],
         )

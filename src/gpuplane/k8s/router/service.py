@@ -3,7 +3,10 @@
 ``POST /v1/completions`` and ``/v1/chat/completions``: the body is read for its model, prompt
 (counted and cut into segments as the emulator does, for the prefix index) and session, the
 policy picks a ready engine and the engine's answer is passed through as it arrives (SSE chunks
-unchanged). Retries are off: an engine that fails mid-request fails the request (502). With no
+unchanged). Retries are off by default: an engine that fails fails the request (502); with
+``retries`` N an engine that fails before answering anything (refused or dropped connection,
+timeout before the headers) is replaced by the policy's pick among the engines not tried yet,
+at most N times; once the answer has started, a failure ends the stream early. With no
 ready engine the answer is 503 with an OpenAI error body. ``GET /v1/models`` is forwarded to a
 ready engine; ``/health`` is 200 while one engine is ready; ``/metrics`` has the router's own
 families (below) and the HTTP families.
@@ -17,8 +20,12 @@ Router families: ``vllm:num_incoming_requests_total{model}`` (the production-sta
 counter and label), ``gpuplane_router_routed_requests_total{server}``,
 ``gpuplane_router_no_engine_total``, ``gpuplane_router_time_to_first_byte_seconds{server}`` and
 ``gpuplane_router_request_duration_seconds{server}`` (as the client of each engine sees them),
-``gpuplane_router_engine_ready{server}``; P/D: ``gpuplane_router_disaggregated_requests_total``,
+``gpuplane_router_engine_ready{server}``, ``gpuplane_router_retries_total{server}``; P/D:
+``gpuplane_router_disaggregated_requests_total``,
 ``gpuplane_router_prefill_duration_seconds{server}``, ``gpuplane_router_prefill_failures_total``.
+
+Engines come from URLs (``--engine``...) or from Services' EndpointSlices (``discovery``,
+``--service``...), followed as pods come and go (:meth:`RouterService.sync_service`).
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ from gpuplane.k8s.openai.errors import ApiError
 from gpuplane.k8s.openai.http_metrics import HttpMetrics
 from gpuplane.k8s.openai.text import segments_of, text_tokens
 from gpuplane.k8s.router.backends import Backend, parse_load
+from gpuplane.k8s.router.discovery import ServiceDiscovery, ServiceRef
 from gpuplane.k8s.router.picker import Picker
 from gpuplane.k8s.router.prefill_hop import PrefillAnswer, run_prefill
 from gpuplane.serving.metrics.families import VLLM_TTFT_BUCKETS
@@ -106,12 +114,27 @@ class RouterMetrics:
             buckets=VLLM_TTFT_BUCKETS,
             registry=registry,
         )
+        self.retries = Counter(
+            "gpuplane_router_retries",
+            "Requests sent to another engine after this one failed before answering.",
+            ("server",),
+            registry=registry,
+        )
         self.prefill_failures = Counter(
             "gpuplane_router_prefill_failures",
             "Split requests whose prefill engine failed or answered an error.",
             ("server",),
             registry=registry,
         )
+
+
+class _Unsent(Exception):
+    """The engine failed before the router sent the client anything: the request may go to
+    another engine (``--retries``)."""
+
+    def __init__(self, error: ApiError) -> None:
+        super().__init__(error.message)
+        self.error = error
 
 
 class RouterService:
@@ -127,7 +150,10 @@ class RouterService:
         prefill_urls: Sequence[str] = (),
         decode_urls: Sequence[str] = (),
         pd: PDSettings | None = None,
+        discovery: ServiceDiscovery | None = None,
+        retries: int = 0,
     ) -> None:
+        self.retries = retries
         roles: list[tuple[str, Role]] = [(u, "both") for u in urls]
         roles += [(u, "prefill") for u in prefill_urls] + [(u, "decode") for u in decode_urls]
         self.backends: dict[str, Backend] = {}
@@ -136,6 +162,9 @@ class RouterService:
             if b.url in self.backends:
                 raise InputError(f"engine {b.url} is given twice", expected="each URL once")
             self.backends[b.url] = b
+        self.static = frozenset(self.backends)
+        self.discovery = discovery
+        self._discovered: dict[str, frozenset[str]] = {}  # Service key -> its engines
         self.picker = Picker(policy, seed, pd)
         self.scrape_interval_s = scrape_interval_s
         self.registry = CollectorRegistry(auto_describe=False)
@@ -146,6 +175,7 @@ class RouterService:
         self._seq = 0
         self._rng = random.Random(seed)  # X-Request-Id suffixes (the hops share one)
         self._origin = time.monotonic()
+        self._pending: set[asyncio.Task[None]] = set()
 
     # -- scraping -----------------------------------------------------------------------------
     async def _scrape(self, b: Backend) -> None:
@@ -163,7 +193,26 @@ class RouterService:
         self.metrics.ready.labels(b.url).set(1.0 if ready else 0.0)
 
     async def scrape_all(self) -> None:
-        await asyncio.gather(*(self._scrape(b) for b in self.backends.values()))
+        await asyncio.gather(*(self._scrape(b) for b in list(self.backends.values())))
+
+    def sync_service(self, ref: ServiceRef, urls: Sequence[str]) -> None:
+        """The engines behind ``ref`` are now ``urls``: new ones join (not ready until their
+        first scrape, started now), gone ones leave (their requests in flight finish). An
+        engine also given by URL or by another Service stays."""
+        fresh = frozenset(u.rstrip("/") for u in urls)
+        old = self._discovered.get(ref.key, frozenset())
+        self._discovered[ref.key] = fresh
+        others = set(self.static).union(*(v for k, v in self._discovered.items() if k != ref.key))
+        for url in sorted(old - fresh - others):
+            self.backends.pop(url, None)
+            with contextlib.suppress(KeyError):
+                self.metrics.ready.remove(url)
+        for url in sorted(fresh - set(self.backends)):
+            b = self.backends[url] = Backend(url, ref.role)
+            if self.session is not None:
+                task = asyncio.get_running_loop().create_task(self._scrape(b))
+                self._pending.add(task)
+                task.add_done_callback(self._pending.discard)
 
     async def _scrape_loop(self) -> None:
         while True:
@@ -231,7 +280,24 @@ class RouterService:
                 raw = json.dumps(answer.decode_body).encode()
         except ApiError as err:
             return error_response(err)
-        return await self._forward(request, route.engine, path, raw, request_id)
+        engine, tried = route.engine, {route.engine.url}
+        while True:
+            try:
+                return await self._forward(request, engine, path, raw, request_id)
+            except _Unsent as failed:
+                retry = self._retry_target(req, tried) if len(tried) <= self.retries else None
+                if retry is None:
+                    return error_response(failed.error)
+                self.metrics.retries.labels(engine.url).inc()
+                engine = retry
+                tried.add(engine.url)
+
+    def _retry_target(self, req: Request, tried: set[str]) -> Backend | None:
+        """Another engine for a request whose engine failed before answering: the policy's
+        pick among the ready engines not tried yet that serve whole requests or decode (the
+        prefill, if there was one, is done: its ``kv_transfer_params`` go along)."""
+        left = [b for b in self.backends.values() if b.url not in tried and b.role != "prefill"]
+        return self.picker.pick_pd(req, left, time.monotonic() - self._origin).engine
 
     async def _prefill(
         self, b: Backend, path: str, body: dict[str, object], request_id: str
@@ -283,7 +349,7 @@ class RouterService:
         except (aiohttp.ClientError, TimeoutError) as exc:
             if resp is not None:
                 return resp  # the status is sent: the client sees the stream end early
-            return error_response(ApiError(502, f"engine {b.url} failed: {exc}"))
+            raise _Unsent(ApiError(502, f"engine {b.url} failed: {exc}")) from None
         finally:
             b.outstanding -= 1
             self.metrics.duration.labels(b.url).observe(time.perf_counter() - start)
@@ -292,10 +358,14 @@ class RouterService:
     async def on_startup(self, app: web.Application) -> None:
         # No total timeout: a long generation streams for as long as it takes.
         self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None))
+        if self.discovery is not None:
+            self.discovery.start(asyncio.get_running_loop(), self.sync_service)
         await self.scrape_all()
         self._task = asyncio.get_running_loop().create_task(self._scrape_loop())
 
     async def on_cleanup(self, app: web.Application) -> None:
+        if self.discovery is not None:
+            self.discovery.stop()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -316,6 +386,8 @@ def make_router_app(
     prefill_urls: Sequence[str] = (),
     decode_urls: Sequence[str] = (),
     pd: PDSettings | None = None,
+    discovery: ServiceDiscovery | None = None,
+    retries: int = 0,
 ) -> web.Application:
     service = RouterService(
         urls,
@@ -325,6 +397,8 @@ def make_router_app(
         prefill_urls=prefill_urls,
         decode_urls=decode_urls,
         pd=pd,
+        discovery=discovery,
+        retries=retries,
     )
     app = web.Application(middlewares=[service.http.middleware])
     app[ROUTER] = service
