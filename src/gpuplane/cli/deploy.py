@@ -84,6 +84,15 @@ def render_command(
             rich_help_panel=SERVING,
         ),
     ] = False,
+    discovery: Annotated[
+        bool,
+        typer.Option(
+            "--discovery/--no-discovery",
+            help="The router follows the engine Services' EndpointSlices (a ServiceAccount "
+            "that may watch them) instead of every replica's address.",
+            rich_help_panel=SERVING,
+        ),
+    ] = False,
     output: OutputOpt = None,
 ) -> None:
     """Write a kustomization directory (apply with kubectl apply -k DIR); with -o yaml|json
@@ -106,6 +115,7 @@ def render_command(
         ttft_p90=ttft_p90,
         itl_p99=itl_p99,
         pd=pd,
+        discovery=discovery,
     )
     if output is not None and out is None:
         emit(all_objects(target, namespace, image, bind, serving), output)

@@ -200,3 +200,47 @@ def test_pd_bundle_has_two_sets_two_scaled_objects_and_a_pd_router(
         assert config.role.value == role and config.deployment == f"llm-{role}"
         assert f'pod=~"llm-{role}-[0-9]+"' in config.queries.waiting
         assert so["spec"]["scaleTargetRef"]["name"] == f"llm-{role}"
+
+
+@pytest.mark.parametrize("pd", [False, True])
+def test_discovery_router_watches_the_engine_services(tmp_path: Path, pd: bool) -> None:
+    objs = _render(tmp_path, "--discovery", *(["--pd"] if pd else []))
+    for obj in objs:
+        if obj["kind"] != "ScaledObject":
+            kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+    router = _kind(objs, "Deployment", "llm-router")
+    args = _args(router)
+    assert run([*args, "--help"]) == 0
+    assert not any(a.startswith("--engine") or a.endswith("-engine") for a in args[2:])
+    pairs = dict(itertools.pairwise(args))
+    services = {
+        f: pairs[f] for f in ("--service", "--prefill-service", "--decode-service") if f in pairs
+    }
+    if pd:
+        assert services == {
+            "--prefill-service": "llm/llm-prefill:http",
+            "--decode-service": "llm/llm-decode:http",
+        }
+    else:
+        assert services == {"--service": "llm/llm-engine:http"}
+    # The named Services exist, with the port named http, and the router may watch their slices.
+    for ref in services.values():
+        name = ref.split("/")[1].split(":")[0]
+        svc = _kind(objs, "Service", name)
+        assert "http" in [p["name"] for p in svc["spec"]["ports"]]
+    pod = router["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "llm-router" and pod["automountServiceAccountToken"]
+    role = _kind(objs, "Role", "llm-router")
+    assert role["rules"] == [
+        {
+            "apiGroups": ["discovery.k8s.io"],
+            "resources": ["endpointslices"],
+            "verbs": ["get", "list", "watch"],
+        }
+    ]
+    bound = _kind(objs, "RoleBinding", "llm-router")
+    assert bound["roleRef"]["name"] == "llm-router"
+    assert bound["subjects"] == [
+        {"kind": "ServiceAccount", "name": "llm-router", "namespace": "llm"}
+    ]
+    _kind(objs, "ServiceAccount", "llm-router")

@@ -6,7 +6,10 @@
   because the router addresses every replica (``NAME-engine-<i>.NAME-engine.<ns>.svc``): it is
   started with all ``maxReplicaCount`` addresses, and a replica that does not exist (yet) fails
   its health check and is not routed to, so KEDA can scale the set without the router being told.
-- The router (``serve router``) Deployment and Service.
+- The router (``serve router``) Deployment and Service. With ``discovery`` the router is given
+  the engine Services (``--service NS/NAME:http``) and follows their EndpointSlices, with a
+  ServiceAccount, Role and RoleBinding allowing ``get``/``list``/``watch`` on them, instead of
+  every replica's address.
 - The scaler (``serve scaler``) Deployment and Service (gRPC 9090, metrics 9091) and a
   ScaledObject with an ``external`` trigger pointing at it. The trigger's metadata is what
   ``k8s/scaler/metadata.py`` reads: the SLO, Prometheus' address, the capacity of one replica as
@@ -31,7 +34,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.deploy.objects import Obj, labels, meta
+from gpuplane.k8s.deploy import objects
+from gpuplane.k8s.deploy.objects import Obj, binding, labels, meta, rule, service_account
 from gpuplane.serving.models.catalog import default_catalog
 from gpuplane.topology.catalog import get_gpu_model
 from gpuplane.twin.scenario.inference import InferenceServerSpec
@@ -66,6 +70,9 @@ class ServingBundle:
     ttft_p90: str = "2s"
     itl_p99: str = "200ms"
     pd: bool = False  # a prefill and a decode set (NixlConnector) instead of one
+    # The router follows the engine Services' EndpointSlices (--service) instead of being
+    # given every replica's address; it then has a ServiceAccount allowed to watch them.
+    discovery: bool = False
 
     @property
     def served(self) -> str:
@@ -213,10 +220,28 @@ def router_args(b: ServingBundle) -> list[str]:
         "prefill": "--prefill-engine",
         "decode": "--decode-engine",
     }
+    service: dict[Role, str] = {
+        "unified": "--service",
+        "prefill": "--prefill-service",
+        "decode": "--decode-service",
+    }
     for role in b.roles:
+        if b.discovery:
+            args += [service[role], f"{b.namespace}/{b.set_name(role)}:http"]
+            continue
         for url in b.engine_urls(role):
             args += [flag[role], url]
     return args
+
+
+def _router_rbac(b: ServingBundle, name: str) -> list[Obj]:
+    """What ``serve router --service`` reads: the engine Services' EndpointSlices."""
+    watch = rule(["discovery.k8s.io"], ["endpointslices"], ["get", "list", "watch"])
+    return [
+        service_account(name, b.namespace),
+        objects.role("Role", name, b.namespace, name, [watch]),
+        binding("RoleBinding", name, b.namespace, name, "Role", name, b.namespace),
+    ]
 
 
 def _router(b: ServingBundle) -> list[Obj]:
@@ -232,10 +257,13 @@ def _router(b: ServingBundle) -> list[Obj]:
         "resources": {"requests": {"cpu": "500m", "memory": "256Mi"}},
     }
     port = [{"name": "http", "port": ROUTER_PORT, "targetPort": "http"}]
-    return [
-        _deployment(name, b.namespace, _hardened(c), ROUTER_PORT),
-        _service(name, b.namespace, name, port),
-    ]
+    deployment = _deployment(name, b.namespace, _hardened(c), ROUTER_PORT)
+    if not b.discovery:
+        return [deployment, _service(name, b.namespace, name, port)]
+    pod = deployment["spec"]["template"]["spec"]
+    pod["serviceAccountName"] = name
+    pod["automountServiceAccountToken"] = True  # the in-cluster config reads its token
+    return [*_router_rbac(b, name), deployment, _service(name, b.namespace, name, port)]
 
 
 def scaler_args() -> list[str]:
