@@ -46,6 +46,7 @@ from gpuplane.k8s.yaml_documents import read_documents
 from gpuplane.twin.fit.expand import expand
 from gpuplane.twin.fit.model import FitCluster
 from gpuplane.twin.fit.workload import FitSettings
+from gpuplane.twin.sweep.checks import no_knob, relocated, settings_at, with_knob
 from gpuplane.twin.sweep.paths import set_path, split_path
 from gpuplane.twin.sweep.point import Cell, Point, Value
 from gpuplane.twin.sweep.spec import ParameterSpec
@@ -66,12 +67,6 @@ class FitBaseSettings(BaseModel):
     message_mib: float = Field(256.0, ge=0.0, le=MAX_MESSAGE_MIB, allow_inf_nan=False)
     capacity_limit: int = Field(256, ge=0, le=100_000)
     remedies: bool = True
-
-
-def _relocated(exc: InputError, field: str, what: str) -> InputError:
-    where = exc.location.render()
-    problem = f"{what} is refused: " + (f"{where}: " if where else "") + exc.problem
-    return InputError(problem, expected=exc.expected, location=Location(field=field))
 
 
 def _digest_of(*parts: bytes) -> str:
@@ -154,24 +149,14 @@ class FitBase:
                     location=Location(field=f"{where}.path"),
                 )
         elif name not in KNOBS:
-            raise InputError(
-                f"the fit base has no knob {name!r}",
-                expected="path: a workload field, or one of " + ", ".join(KNOBS),
-                location=Location(field=where),
-            )
+            raise no_knob("fit", name, KNOBS, where, "path: a workload field")
         self.targets[name] = spec
 
     def check_value(self, name: str, spec: ParameterSpec, value: Value, field: str) -> None:
         if spec.path is not None:
             self.workload(((name, value),), field)
             return
-        knobs = {**self.settings.model_dump(), name: value}
-        try:
-            validate_model(FitBaseSettings, knobs)
-        except InputError as exc:
-            raise InputError(
-                exc.problem, expected=exc.expected, location=Location(field=field)
-            ) from None
+        with_knob(self.settings, name, value, field)
         if name == "snapshot":
             self._load_cluster(str(value), field)
         elif name == "workload":
@@ -185,7 +170,7 @@ class FitBase:
             snapshot = read_snapshot(path)
             cluster = fit_cluster(snapshot, self._defaults())
         except InputError as exc:
-            raise _relocated(exc, field, f"the snapshot {file}") from None
+            raise relocated(exc, field, f"the snapshot {file}") from None
         self.clusters[file] = (cluster, _digest_of(path.read_bytes()))
 
     def _load_workload(self, file: str, field: str) -> None:
@@ -194,7 +179,7 @@ class FitBase:
         try:
             self.workloads[file] = _read_workload_file(self.folder / file)
         except InputError as exc:
-            raise _relocated(exc, field, f"the workload {file}") from None
+            raise relocated(exc, field, f"the workload {file}") from None
 
     def _defaults(self) -> Any:
         s = self.settings
@@ -223,7 +208,7 @@ class FitBase:
             bare = InputError(
                 exc.problem, expected=exc.expected, location=Location(field=exc.location.field)
             )
-            raise _relocated(bare, field, "the workload with these values") from None
+            raise relocated(bare, field, "the workload with these values") from None
 
     def default_figures(self) -> tuple[str, ...]:
         return ("all_fit", "placed", "unschedulable", "victims", "min_bottleneck_gbps")
@@ -293,18 +278,12 @@ def _rest_path(path: str, first: str | int) -> str:
 
 def fit_base(settings: Any, folder: Path, where: str) -> FitBase:
     """The base from its settings: every file it names read and checked once, here."""
-    try:
-        s = validate_model(FitBaseSettings, settings)
-    except InputError as exc:
-        field = f"{where}.{exc.location.field}" if exc.location.field else where
-        raise InputError(
-            exc.problem, expected=exc.expected, location=Location(field=field)
-        ) from None
+    s = settings_at(FitBaseSettings, settings, where)
     config = folder / s.scheduler_config if s.scheduler_config else None
     try:
         profiles = profiles_for(config, s.profile)
     except InputError as exc:
-        raise _relocated(exc, f"{where}.scheduler_config", "the scheduler config") from None
+        raise relocated(exc, f"{where}.scheduler_config", "the scheduler config") from None
     optional = [folder / f for f in (s.pools, s.kubelet_config, s.scheduler_config) if f]
     try:
         defaults_digest = _digest_of(*(p.read_bytes() for p in optional))
@@ -315,11 +294,11 @@ def fit_base(settings: Any, folder: Path, where: str) -> FitBase:
         base._defaults()
     except InputError as exc:
         field = f"{where}.pools" if s.pools else f"{where}.kubelet_config"
-        raise _relocated(exc, field, "the node defaults") from None
+        raise relocated(exc, field, "the node defaults") from None
     base._load_cluster(s.snapshot, f"{where}.snapshot")
     base._load_workload(s.workload, f"{where}.workload")
     try:
         base.check_workload_expands(f"{where}.workload")
     except InputError as exc:
-        raise _relocated(exc, f"{where}.workload", "the workload") from None
+        raise relocated(exc, f"{where}.workload", "the workload") from None
     return base

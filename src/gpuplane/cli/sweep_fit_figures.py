@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplane.core.errors import InputError, Location
-from gpuplane.twin.sweep.paths import get_path
+from gpuplane.twin.sweep.checks import figure_at
 from gpuplane.twin.sweep.point import Cell
 
 SUMMARY_FIGURES = (
@@ -75,12 +74,5 @@ def fit_figures(answer: dict[str, Any], figures: tuple[str, ...]) -> dict[str, C
         if name in table:
             out[name] = table[name]
             continue
-        value = get_path(answer, name, f"figures[{i}]")
-        if isinstance(value, dict | list):
-            raise InputError(
-                f"{name!r} is a {type(value).__name__} in the fit answer",
-                expected="a path to a number, a text or a flag, e.g. counts.unschedulable",
-                location=Location(field=f"figures[{i}]"),
-            )
-        out[name] = value
+        out[name] = figure_at(answer, name, i, "the fit answer", "counts.unschedulable")
     return out

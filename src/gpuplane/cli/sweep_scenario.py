@@ -30,17 +30,18 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from gpuplane.autoscaler.keda.model import ScaledObjectIn
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location
-from gpuplane.core.validation import validate_model
 from gpuplane.core.yamlio import LineIndex
 from gpuplane.k8s.scaled_object import scaled_objects_from_text
 from gpuplane.k8s.scenario_loader import LoadedScenario, read_scenario_data, scenario_from_data
 from gpuplane.twin.build import simulation_from_spec
 from gpuplane.twin.summary import RunSummary
-from gpuplane.twin.sweep.paths import get_path, set_path, split_path
+from gpuplane.twin.sweep.checks import figure_at, no_knob, relocated, settings_at, with_knob
+from gpuplane.twin.sweep.paths import set_path, split_path
 from gpuplane.twin.sweep.point import Cell, Point, Value, format_cell
 from gpuplane.twin.sweep.spec import KedaTarget, ParameterSpec
 
 KNOBS = ("seed", "until")
+GPU_HOURS = "gpus.allocated_gpu_hours"
 SUMMARY_KEYS = tuple(f.name for f in dataclasses.fields(RunSummary))
 
 
@@ -62,14 +63,6 @@ class ScenarioSettings(BaseModel):
         if parse_duration_s(value) <= 0:
             raise ValueError(f"{value!r} is not a positive duration")
         return value
-
-
-def _relocated(exc: InputError, field: str, what: str) -> InputError:
-    """A loader's error about the changed scenario, told at the sweep file's field (the
-    loader's own location, in the scenario or a file it names, stays in the text)."""
-    where = exc.location.render()
-    problem = f"{what} is refused: " + (f"{where}: " if where else "") + exc.problem
-    return InputError(problem, expected=exc.expected, location=Location(field=field))
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,12 +87,8 @@ class ScenarioBase:
             self._scaled_object_index(spec.keda, f"{where}.keda.scaled_object")
             split_path(spec.keda.path, f"{where}.keda.path")
         elif name not in KNOBS:
-            raise InputError(
-                f"the scenario base has no knob {name!r}",
-                expected="path: a scenario field, keda: a ScaledObject field, or one of "
-                + ", ".join(KNOBS),
-                location=Location(field=where),
-            )
+            targets = "path: a scenario field, keda: a ScaledObject field"
+            raise no_knob("scenario", name, KNOBS, where, targets)
         self.targets[name] = spec
 
     def _scaled_object_index(self, target: KedaTarget, field: str) -> int:
@@ -113,13 +102,7 @@ class ScenarioBase:
 
     def check_value(self, name: str, spec: ParameterSpec, value: Value, field: str) -> None:
         if spec.path is None and spec.keda is None:
-            knobs = {**self.settings.model_dump(), name: value}
-            try:
-                validate_model(ScenarioSettings, knobs)
-            except InputError as exc:
-                raise InputError(
-                    exc.problem, expected=exc.expected, location=Location(field=field)
-                ) from None
+            with_knob(self.settings, name, value, field)
             return
         self.load(((name, value),), {name: spec}, field)
 
@@ -136,7 +119,7 @@ class ScenarioBase:
         try:
             loaded = scenario_from_data(data, self.index, self.path)
         except InputError as exc:
-            raise _relocated(exc, field, "the scenario with these values") from None
+            raise relocated(exc, field, "the scenario with these values") from None
         objects = list(loaded.spec.scaled_objects)
         for name, value in params:
             spec = specs[name]
@@ -174,14 +157,7 @@ class ScenarioBase:
         summary = sim.run(parse_duration_s(knobs["until"])).summary.as_dict()
         out: dict[str, Cell] = {}
         for i, name in enumerate(figures):
-            value = get_path(summary, name, f"figures[{i}]")
-            if isinstance(value, dict | list):
-                raise InputError(
-                    f"{name!r} is a {type(value).__name__} in the run's summary",
-                    expected="a path to a number, e.g. gpus.allocated_gpu_hours",
-                    location=Location(field=f"figures[{i}]"),
-                )
-            out[name] = value
+            out[name] = figure_at(summary, name, i, "the run's summary", GPU_HOURS)
         return out
 
     def plain(self) -> LoadedScenario:
@@ -238,25 +214,19 @@ def _named_files(data: Any, folder: Path) -> list[Path]:
 
 def scenario_base(settings: Any, folder: Path, where: str) -> ScenarioBase:
     """The base from its settings: the scenario read and checked once, here."""
-    try:
-        s = validate_model(ScenarioSettings, settings)
-    except InputError as exc:
-        field = f"{where}.{exc.location.field}" if exc.location.field else where
-        raise InputError(
-            exc.problem, expected=exc.expected, location=Location(field=field)
-        ) from None
+    s = settings_at(ScenarioSettings, settings, where)
     path = (folder / s.file).resolve()
     try:
         data, index = read_scenario_data(path)
     except InputError as exc:
-        raise _relocated(exc, f"{where}.file", "the scenario") from None
+        raise relocated(exc, f"{where}.file", "the scenario") from None
     for key, value in s.set.items():
         data = set_path(data, key, value, f"{where}.set.{key}")
     try:
         loaded = scenario_from_data(data, index, path)
     except InputError as exc:
         field = f"{where}.set" if s.set else f"{where}.file"
-        raise _relocated(exc, field, "the scenario") from None
+        raise relocated(exc, field, "the scenario") from None
     resolved = loaded.scenario.model_dump(mode="json")
     digest = hashlib.sha256(path.read_bytes())
     digest.update(json.dumps(resolved, sort_keys=True).encode())

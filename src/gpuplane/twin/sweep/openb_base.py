@@ -21,11 +21,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuplane.core.errors import InputError, Location
-from gpuplane.core.validation import validate_model
 from gpuplane.scheduler.openb.experiment import run_seed
 from gpuplane.scheduler.openb.trace import NodeTable, PodTable, load_nodes, load_pods
 from gpuplane.scheduler.openb.workload import TUNE_RATIO
 from gpuplane.scheduler.policies import POLICY_NAMES
+from gpuplane.twin.sweep.checks import no_knob, settings_at, with_knob
 from gpuplane.twin.sweep.point import Cell, Point, Value
 from gpuplane.twin.sweep.spec import ParameterSpec
 
@@ -85,23 +85,13 @@ class OpenbBase:
                 location=Location(field=f"{where}.{'path' if spec.path else 'keda'}"),
             )
         if name not in KNOBS:
-            raise InputError(
-                f"the OpenB base has no knob {name!r}",
-                expected="one of " + ", ".join(KNOBS),
-                location=Location(field=where),
-            )
+            raise no_knob("OpenB", name, KNOBS, where)
 
     def check_value(self, name: str, spec: ParameterSpec, value: Value, field: str) -> None:
         if name == "trace":
             self._pods(str(value), field)
             return
-        checked = {**self.settings.model_dump(), "data": None, name: value}
-        try:
-            validate_model(OpenbSettings, checked)
-        except InputError as exc:
-            raise InputError(
-                exc.problem, expected=exc.expected, location=Location(field=field)
-            ) from None
+        with_knob(self.settings, name, value, field, data=None)
         if name == "policy" and value not in POLICY_NAMES:
             raise InputError(
                 f"unknown policy {value!r}",
@@ -156,13 +146,7 @@ class OpenbBase:
 
 def openb_base(settings: Any, folder: Path, where: str, default_data: Path | None) -> OpenbBase:
     """The base from its settings; ``data`` relative to the sweep file's folder."""
-    try:
-        s = validate_model(OpenbSettings, settings if settings is not None else {})
-    except InputError as exc:
-        field = f"{where}.{exc.location.field}" if exc.location.field else where
-        raise InputError(
-            exc.problem, expected=exc.expected, location=Location(field=field)
-        ) from None
+    s = settings_at(OpenbSettings, settings, where)
     data = folder / s.data if s.data is not None else default_data
     if data is None or not data.is_dir():
         raise InputError(
