@@ -39,6 +39,7 @@ import aiohttp
 import numpy as np
 
 from gpuplane.core.clock import FixedClock
+from gpuplane.k8s.emulator.service import ARRIVAL_HEADER
 from gpuplane.k8s.openai.text import segments_of, text_tokens
 from gpuplane.serving.engine.live import RequestRecord
 from gpuplane.serving.engine.wall_clock import ClockDriver
@@ -62,22 +63,28 @@ def start_emulator(time_scale: float) -> tuple[subprocess.Popen[bytes], str]:
     return proc, f"http://127.0.0.1:{line['port']}"
 
 
-def prompt_text(k: int, tokens: int) -> str:
-    return f"{k:06d} " + "lorem ipsum dolor sit amet " * (tokens * 4 // 27 + 1)
+def prompt_text(k: int, tokens: int, phase: str) -> str:
+    """Prompt ``k`` of a phase: its first token is unique to (phase, k), so no two prompts of
+    the run share a cached block (the fidelity phase runs on the engine the overhead phase
+    used; a shared first block would be a prefix-cache hit there that the twin, which replays
+    the fidelity requests alone, does not have)."""
+    return f"{phase}{k:06d} " + "lorem ipsum dolor sit amet " * (tokens * 4 // 27 + 1)
 
 
 async def one(
     client: aiohttp.ClientSession, url: str, prompt: str, max_tokens: int
-) -> tuple[float, float, list[float]]:
-    """(send time, TTFT, token times) of one streaming request, wall seconds."""
+) -> tuple[float, float, list[float], float]:
+    """(send time, TTFT, token times) of one streaming request, wall seconds, and the emulated
+    time the engine queued it at (the emulator's ``X-Gpuplane-Arrival-S``)."""
     body = {"model": MODEL, "prompt": prompt, "max_tokens": max_tokens, "ignore_eos": True}
     sent = time.perf_counter()
     times: list[float] = []
     async with client.post(url + "/v1/completions", json={**body, "stream": True}) as resp:
+        seen = float(resp.headers[ARRIVAL_HEADER])
         async for line in resp.content:
             if line.startswith(b"data: {"):
                 times.append(time.perf_counter())
-    return sent, times[0] - sent, times
+    return sent, times[0] - sent, times, seen
 
 
 async def throughput(url: str, concurrency: int, seconds: float) -> dict[str, float]:
@@ -88,7 +95,7 @@ async def throughput(url: str, concurrency: int, seconds: float) -> dict[str, fl
         nonlocal done, events
         k = 0
         while time.perf_counter() < end:
-            _, _, times = await one(client, url, prompt_text(w * 100000 + k, 64), 32)
+            _, _, times, _ = await one(client, url, prompt_text(w * 100000 + k, 64, "t"), 32)
             done, events, k = done + 1, events + len(times), k + 1
 
     conn = aiohttp.TCPConnector(limit=0)
@@ -105,35 +112,52 @@ def pct(values: list[float]) -> dict[str, float]:
 
 
 async def fidelity(
-    url: str, rate: float, n: int, prompt: int, output: int, seed: int
+    url: str, rate: float, n: int, prompt: int, output: int, seed: int, scale: float
 ) -> dict[str, Any]:
+    """Poisson arrivals at ``rate`` emulated req/s against an emulator running ``scale`` times
+    faster than the wall; every time below is in emulated seconds (wall seconds x ``scale``)."""
     rng = np.random.default_rng(seed)
     gaps = rng.exponential(1.0 / rate, n)
-    prompts = [prompt_text(k, int(rng.integers(prompt // 2, prompt * 3 // 2))) for k in range(n)]
+    prompts = [
+        prompt_text(k, int(rng.integers(prompt // 2, prompt * 3 // 2)), "f") for k in range(n)
+    ]
     outs = [int(rng.integers(output // 2, output * 3 // 2)) for _ in range(n)]
+    due = np.cumsum(gaps) / scale
     conn = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=conn) as client:
+        await one(client, url, prompt_text(n, 16, "w"), 2)  # a warm connection and engine
+        await asyncio.sleep(0.1)
         start = time.perf_counter()
         tasks = []
         for k in range(n):
-            await asyncio.sleep(max(0.0, start + float(gaps[: k + 1].sum()) - time.perf_counter()))
+            await asyncio.sleep(max(0.0, start + float(due[k]) - time.perf_counter()))
             tasks.append(asyncio.create_task(one(client, url, prompts[k], outs[k])))
         results = await asyncio.gather(*tasks)
     t0 = min(r[0] for r in results)
-    client_ttft = [r[1] for r in results]
-    client_itl = [b - a for r in results for a, b in zip(r[2], r[2][1:], strict=False)]
-    twin_ttft, twin_itl, single = twin(prompts, outs, [r[0] - t0 for r in results])
-    baseline = {"ttft": single[0], "itl": single[1]}
+    client_ttft = [r[1] * scale for r in results]
+    client_itl = [(b - a) * scale for r in results for a, b in pairwise(r[2])]
+    sent = [(r[0] - t0) * scale for r in results]
+    seen = [r[3] for r in results]
+    by_send = twin(prompts, outs, sent)
+    by_seen = twin(prompts, outs, seen)
     out: dict[str, Any] = {"client": {"ttft": pct(client_ttft), "itl": pct(client_itl)}}
-    out["twin"] = {"ttft": pct(twin_ttft), "itl": pct(twin_itl)}
-    out["baseline_constants"] = baseline
-    out["achieved_rate"] = n / (max(r[2][-1] for r in results) - t0)
+    out["twin_client_send"] = {"ttft": pct(by_send[0]), "itl": pct(by_send[1])}
+    out["twin_server_arrival"] = {"ttft": pct(by_seen[0]), "itl": pct(by_seen[1])}
+    out["baseline_constants"] = {"ttft": by_send[2][0], "itl": by_send[2][1]}
+    # Per request: the client's TTFT minus the twin's on the engine's own arrivals (what the
+    # network, HTTP and the event loop add, including the send -> handler delay).
+    extra = np.asarray(client_ttft) - np.asarray(by_seen[3])
+    out["ttft_extra_ms"] = {f"p{q}": float(np.percentile(extra, q) * 1e3) for q in (1, 50, 99)}
+    out["achieved_rate"] = n / ((max(r[2][-1] for r in results) - t0) * scale)
+    out["requests"], out["time_scale"] = n, scale
     return out
 
 
 def twin(
     prompts: list[str], outs: list[int], arrivals: list[float]
-) -> tuple[list[float], list[float], tuple[float, float]]:
+) -> tuple[list[float], list[float], tuple[float, float], list[float]]:
+    """The twin's TTFTs and ITLs for these requests arriving at ``arrivals``, its unloaded
+    single-request (TTFT, ITL), and the TTFT of each request in the order given."""
     spec = InferenceServerSpec("vllm", MODEL, MODEL, tensor_parallel_size=TP)
 
     def simulate(reqs: list[Request]) -> list[RequestRecord]:
@@ -145,36 +169,45 @@ def twin(
 
         return ClockDriver(built.engine, clock, jump).run(reqs)
 
+    order = sorted(range(len(arrivals)), key=lambda k: arrivals[k])
+    block = engine_for_gpu(spec, get_gpu_model(GPU)).engine.block_size
     reqs = []
-    for k, (text, out, at) in enumerate(
-        sorted(zip(prompts, outs, arrivals, strict=True), key=lambda x: x[2])
-    ):
-        tokens = text_tokens(text)
+    for k in order:
+        tokens = text_tokens(prompts[k])
         reqs.append(
-            Request(RequestId(f"r{k}"), at, len(tokens), out, segments_of(tokens), max_tokens=out)
+            Request(
+                RequestId(f"r{k}"),
+                arrivals[k],
+                len(tokens),
+                outs[k],
+                segments_of(tokens, block),
+                max_tokens=outs[k],
+            )
         )
     records = simulate(reqs)
-    ttft = [r.ttft_s for r in records if r.ttft_s is not None]
+    ttft_of = {r.request_id: r.ttft_s for r in records}
+    each = [ttft_of[f"r{k}"] for k in range(len(arrivals))]
+    ttft = [t for t in each if t is not None]
     itl = [b - a for r in records for a, b in pairwise(r.token_times or ())]
     one_req = simulate([reqs[0]])[0]
     times = one_req.token_times
     assert times is not None and one_req.ttft_s is not None
     single_itl = (times[-1] - times[0]) / (len(times) - 1)
-    return ttft, itl, (one_req.ttft_s, single_itl)
+    return ttft, itl, (one_req.ttft_s, single_itl), [t or 0.0 for t in each]
 
 
 async def overhead(url: str, n: int) -> dict[str, float]:
     """Client TTFT minus the twin's, ms, for ``n`` requests sent one at a time (idle engine)."""
-    prompts = [prompt_text(k, 512) for k in range(n)]
+    prompts = [prompt_text(k, 512, "o") for k in range(n)]
     conn = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=conn) as client:
-        await one(client, url, prompt_text(n, 16), 2)  # a warm connection, as in the trace
+        await one(client, url, prompt_text(n, 16, "o"), 2)  # a warm connection, as in the trace
         ttft = []
         for p in prompts:
             ttft.append((await one(client, url, p, 16))[1])
             await asyncio.sleep(0.02)
     # Far apart in the twin: every request finds the engine idle, as it did here.
-    twin_ttft, _, _ = twin(prompts, [16] * n, [10.0 * k for k in range(n)])
+    twin_ttft, _, _, _ = twin(prompts, [16] * n, [10.0 * k for k in range(n)])
     extra = np.asarray(ttft) - np.asarray(twin_ttft)
     return {f"p{q}_ms": float(np.percentile(extra, q) * 1e3) for q in (10, 50, 90)} | {
         "mean_ms": float(extra.mean() * 1e3),
@@ -192,6 +225,11 @@ async def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--rate", type=float, default=4.0)
+    ap.add_argument("--requests", type=int, help="fidelity trace length (default 200; 60 quick)")
+    ap.add_argument(
+        "--fidelity-scale", type=float, default=1.0, help="the fidelity emulator's --time-scale"
+    )
+    ap.add_argument("--fidelity-only", action="store_true", help="skip throughput and overhead")
     ap.add_argument("--sequential", type=int, default=40)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--model", default=MODEL)
@@ -200,32 +238,50 @@ async def main() -> None:
     args = ap.parse_args()
     MODEL, GPU, TP = args.model, args.gpu, args.tp
     seconds, n = (5.0, 60) if args.quick else (15.0, 200)
-    report: dict[str, object] = {}
-    proc, url = start_emulator(100.0)
+    n = args.requests or n
+    report: dict[str, object] = {"load_before": os.getloadavg()}
+    if not args.fidelity_only:
+        proc, url = start_emulator(100.0)
+        try:
+            report["throughput"] = await throughput(url, args.concurrency, seconds)
+        finally:
+            proc.terminate()
+            proc.wait()
+        proc, url = start_emulator(1.0)
+        try:
+            report["overhead"] = await overhead(url, args.sequential)
+        finally:
+            proc.terminate()
+            proc.wait()
+        print(json.dumps(report["throughput"], indent=1))
+        print("overhead (client TTFT - twin TTFT, idle engine):", json.dumps(report["overhead"]))
+    proc, url = start_emulator(args.fidelity_scale)
     try:
-        report["throughput"] = await throughput(url, args.concurrency, seconds)
+        fid = await fidelity(url, args.rate, n, 512, 128, 0, args.fidelity_scale)
+        report["fidelity"] = fid
     finally:
         proc.terminate()
         proc.wait()
-    proc, url = start_emulator(1.0)
-    try:
-        report["overhead"] = await overhead(url, args.sequential)
-        report["fidelity"] = fid = await fidelity(url, args.rate, n, 512, 128, 0)
-    finally:
-        proc.terminate()
-        proc.wait()
-    print(json.dumps(report["throughput"], indent=1))
-    print("overhead (client TTFT - twin TTFT, idle engine):", json.dumps(report["overhead"]))
-    print(f"achieved rate {fid['achieved_rate']:.2f} req/s")
+    report["load_after"] = os.getloadavg()
+    print(
+        f"{n} requests at time scale {args.fidelity_scale}: achieved rate "
+        f"{fid['achieved_rate']:.2f} req/s; load average {report['load_before']} -> "
+        f"{report['load_after']}"
+    )
     base = fid["baseline_constants"]
     for metric in ("ttft", "itl"):
         for q in ("p50", "p90", "p99"):
-            c, t = fid["client"][metric][q], fid["twin"][metric][q]
+            c = fid["client"][metric][q]
+            t_send = fid["twin_client_send"][metric][q]
+            t_seen = fid["twin_server_arrival"][metric][q]
             b = base[metric]
             print(
-                f"{metric} {q}: client {c * 1e3:8.2f} ms  twin {t * 1e3:8.2f} ms  "
-                f"diff {rel(c, t):+6.1%}   constant-latency {b * 1e3:8.2f} ms ({rel(b, t):+6.1%})"
+                f"{metric} {q}: client {c * 1e3:8.2f} ms | twin on client sends "
+                f"{t_send * 1e3:8.2f} ms ({rel(c, t_send):+6.1%}) | twin on engine arrivals "
+                f"{t_seen * 1e3:8.2f} ms ({rel(c, t_seen):+6.1%}) | constant-latency "
+                f"{b * 1e3:8.2f} ms ({rel(b, t_send):+6.1%})"
             )
+    print("client TTFT - twin TTFT on engine arrivals, per request (ms):", fid["ttft_extra_ms"])
     if args.json:
         args.json.write_text(json.dumps(report, indent=1))
 

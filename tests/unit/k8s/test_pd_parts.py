@@ -83,19 +83,17 @@ def test_kv_params() -> None:
 
 def test_holds_are_read_once_and_expire() -> None:
     holds = KvHolds(num_blocks=10, timeout_s=480.0)
-    ids = holds.hold("a", 40, 16, now_s=0.0)
+    ids = holds.hold("a", 40, 3, now_s=0.0)
     assert ids == [0, 1, 2]
-    assert holds.hold("b", 100, 16, now_s=0.0) == [3, 4, 5, 6, 7, 8, 9]
-    assert holds.take("a", (0, 1), now_s=1.0) is None  # not the blocks held
-    assert holds.take("a", (0, 1, 2), now_s=1.0) == 40
-    assert holds.take("a", (0, 1, 2), now_s=1.0) is None  # read once
-    assert holds.expire(480.0) == 0 and holds.expire(480.5) == 1
-    assert holds.held == {} and holds.num_held_blocks == 0
-    # No more than the pool is held: the oldest holds end first (reported as expired).
-    for k in range(4):
-        holds.hold(f"r{k}", 64, 16, now_s=500.0)  # 4 blocks each, 10 in the pool
-    assert list(holds.held) == ["r2", "r3"] and holds.num_held_blocks == 8
-    assert holds.expire(501.0) == 2
+    assert holds.hold("b", 100, 7, now_s=1.0) == [3, 4, 5, 6, 7, 8, 9]
+    assert holds.next_deadline_s() == 480.0
+    assert holds.take("a", (0, 1)) is None  # not the blocks held
+    taken = holds.take("a", (0, 1, 2))
+    assert taken is not None and taken.num_tokens == 40
+    assert holds.take("a", (0, 1, 2)) is None  # read once
+    assert holds.expire(480.5) == [] and holds.expire(481.0) == ["b"]
+    assert holds.held == {} and holds.next_deadline_s() == float("inf")
+    assert holds.hold("c", 16, 1, now_s=500.0) == [0]  # ids go round the pool
 
 
 def test_prefill_body_is_what_vllms_proxy_sends() -> None:
