@@ -39,7 +39,7 @@ import aiohttp
 import numpy as np
 
 from gpuplane.core.clock import FixedClock
-from gpuplane.k8s.emulator.service import ARRIVAL_HEADER
+from gpuplane.k8s.emulator.service import ARRIVAL_HEADER, ORIGIN_HEADER
 from gpuplane.k8s.openai.text import segments_of, text_tokens
 from gpuplane.serving.engine.live import RequestRecord
 from gpuplane.serving.engine.wall_clock import ClockDriver
@@ -73,37 +73,44 @@ def prompt_text(k: int, tokens: int, phase: str) -> str:
 
 async def one(
     client: aiohttp.ClientSession, url: str, prompt: str, max_tokens: int
-) -> tuple[float, float, list[float], float]:
-    """(send time, TTFT, token times) of one streaming request, wall seconds, and the emulated
-    time the engine queued it at (the emulator's ``X-Gpuplane-Arrival-S``)."""
+) -> tuple[float, float, list[float], float, float]:
+    """(send time, TTFT, token times) of one streaming request, wall seconds on
+    ``time.monotonic``, the emulated time the engine queued it at (``X-Gpuplane-Arrival-S``)
+    and the engine clock's origin on ``time.monotonic`` (``X-Gpuplane-Clock-Origin``)."""
     body = {"model": MODEL, "prompt": prompt, "max_tokens": max_tokens, "ignore_eos": True}
-    sent = time.perf_counter()
+    sent = time.monotonic()
     times: list[float] = []
     async with client.post(url + "/v1/completions", json={**body, "stream": True}) as resp:
-        seen = float(resp.headers[ARRIVAL_HEADER])
+        seen, origin = float(resp.headers[ARRIVAL_HEADER]), float(resp.headers[ORIGIN_HEADER])
         async for line in resp.content:
             if line.startswith(b"data: {"):
-                times.append(time.perf_counter())
-    return sent, times[0] - sent, times, seen
+                times.append(time.monotonic())
+    return sent, times[0] - sent, times, seen, origin
 
 
 async def throughput(url: str, concurrency: int, seconds: float) -> dict[str, float]:
-    end = time.perf_counter() + seconds
+    end = time.monotonic() + seconds
     done = events = 0
 
     async def worker(w: int, client: aiohttp.ClientSession) -> None:
         nonlocal done, events
         k = 0
-        while time.perf_counter() < end:
-            _, _, times, _ = await one(client, url, prompt_text(w * 100000 + k, 64, "t"), 32)
+        while time.monotonic() < end:
+            _, _, times, _, _ = await one(client, url, prompt_text(w * 100000 + k, 64, "t"), 32)
             done, events, k = done + 1, events + len(times), k + 1
 
     conn = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=conn) as client:
-        start = time.perf_counter()
+        start = time.monotonic()
         await asyncio.gather(*(worker(w, client) for w in range(concurrency)))
-        wall = time.perf_counter() - start
+        wall = time.monotonic() - start
     return {"requests_per_s": done / wall, "token_events_per_s": events / wall, "wall_s": wall}
+
+
+def ms_pct(values: list[float] | np.ndarray) -> dict[str, float]:
+    """Percentiles 0 (the minimum), 1, 50, 99 and 100 in milliseconds."""
+    arr = np.asarray(values) * 1e3
+    return {f"p{q}": round(float(np.percentile(arr, q)), 3) for q in (0, 1, 50, 99, 100)}
 
 
 def pct(values: list[float]) -> dict[str, float]:
@@ -127,10 +134,10 @@ async def fidelity(
     async with aiohttp.ClientSession(connector=conn) as client:
         await one(client, url, prompt_text(n, 16, "w"), 2)  # a warm connection and engine
         await asyncio.sleep(0.1)
-        start = time.perf_counter()
+        start = time.monotonic()
         tasks = []
         for k in range(n):
-            await asyncio.sleep(max(0.0, start + float(due[k]) - time.perf_counter()))
+            await asyncio.sleep(max(0.0, start + float(due[k]) - time.monotonic()))
             tasks.append(asyncio.create_task(one(client, url, prompts[k], outs[k])))
         results = await asyncio.gather(*tasks)
     t0 = min(r[0] for r in results)
@@ -145,9 +152,25 @@ async def fidelity(
     out["twin_server_arrival"] = {"ttft": pct(by_seen[0]), "itl": pct(by_seen[1])}
     out["baseline_constants"] = {"ttft": by_send[2][0], "itl": by_send[2][1]}
     # Per request: the client's TTFT minus the twin's on the engine's own arrivals (what the
-    # network, HTTP and the event loop add, including the send -> handler delay).
+    # network, HTTP and the event loop add, including the send -> handler delay), split into
+    # the request's path (send -> the engine queues it) and each token's delivery lateness
+    # (received - the end of its step in the twin's replay, on the engine's clock).
     extra = np.asarray(client_ttft) - np.asarray(by_seen[3])
-    out["ttft_extra_ms"] = {f"p{q}": float(np.percentile(extra, q) * 1e3) for q in (1, 50, 99)}
+    out["ttft_extra_ms"] = ms_pct(extra)
+    origin = results[0][4]
+    path = [(origin + r[3] / scale - r[0]) * scale for r in results]
+    late = [
+        (got - (origin + t / scale)) * scale
+        for r, twin_times in zip(results, by_seen[4], strict=True)
+        for got, t in zip(r[2], twin_times, strict=True)
+    ]
+    first_late = [
+        (r[2][0] - (origin + twin_times[0] / scale)) * scale
+        for r, twin_times in zip(results, by_seen[4], strict=True)
+    ]
+    out["request_path_ms"] = ms_pct(path)
+    out["token_lateness_ms"] = ms_pct(late)
+    out["first_token_lateness_ms"] = ms_pct(first_late)
     out["achieved_rate"] = n / ((max(r[2][-1] for r in results) - t0) * scale)
     out["requests"], out["time_scale"] = n, scale
     return out
@@ -155,9 +178,10 @@ async def fidelity(
 
 def twin(
     prompts: list[str], outs: list[int], arrivals: list[float]
-) -> tuple[list[float], list[float], tuple[float, float], list[float]]:
+) -> tuple[list[float], list[float], tuple[float, float], list[float], list[tuple[float, ...]]]:
     """The twin's TTFTs and ITLs for these requests arriving at ``arrivals``, its unloaded
-    single-request (TTFT, ITL), and the TTFT of each request in the order given."""
+    single-request (TTFT, ITL), and the TTFT and token times of each request in the order
+    given."""
     spec = InferenceServerSpec("vllm", MODEL, MODEL, tensor_parallel_size=TP)
 
     def simulate(reqs: list[Request]) -> list[RequestRecord]:
@@ -185,15 +209,16 @@ def twin(
             )
         )
     records = simulate(reqs)
-    ttft_of = {r.request_id: r.ttft_s for r in records}
-    each = [ttft_of[f"r{k}"] for k in range(len(arrivals))]
+    by_id = {r.request_id: r for r in records}
+    each = [by_id[f"r{k}"].ttft_s for k in range(len(arrivals))]
+    token_times = [by_id[f"r{k}"].token_times or () for k in range(len(arrivals))]
     ttft = [t for t in each if t is not None]
     itl = [b - a for r in records for a, b in pairwise(r.token_times or ())]
     one_req = simulate([reqs[0]])[0]
     times = one_req.token_times
     assert times is not None and one_req.ttft_s is not None
     single_itl = (times[-1] - times[0]) / (len(times) - 1)
-    return ttft, itl, (one_req.ttft_s, single_itl), [t or 0.0 for t in each]
+    return ttft, itl, (one_req.ttft_s, single_itl), [t or 0.0 for t in each], token_times
 
 
 async def overhead(url: str, n: int) -> dict[str, float]:
@@ -207,7 +232,7 @@ async def overhead(url: str, n: int) -> dict[str, float]:
             ttft.append((await one(client, url, p, 16))[1])
             await asyncio.sleep(0.02)
     # Far apart in the twin: every request finds the engine idle, as it did here.
-    twin_ttft, _, _, _ = twin(prompts, [16] * n, [10.0 * k for k in range(n)])
+    twin_ttft = twin(prompts, [16] * n, [10.0 * k for k in range(n)])[0]
     extra = np.asarray(ttft) - np.asarray(twin_ttft)
     return {f"p{q}_ms": float(np.percentile(extra, q) * 1e3) for q in (10, 50, 90)} | {
         "mean_ms": float(extra.mean() * 1e3),
@@ -281,7 +306,8 @@ async def main() -> None:
                 f"{t_seen * 1e3:8.2f} ms ({rel(c, t_seen):+6.1%}) | constant-latency "
                 f"{b * 1e3:8.2f} ms ({rel(b, t_send):+6.1%})"
             )
-    print("client TTFT - twin TTFT on engine arrivals, per request (ms):", fid["ttft_extra_ms"])
+    for key in ("ttft_extra_ms", "request_path_ms", "first_token_lateness_ms", "token_lateness_ms"):
+        print(f"{key}: {fid[key]}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=1))
 

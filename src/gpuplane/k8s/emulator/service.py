@@ -39,6 +39,9 @@ RUNTIME = web.AppKey("runtime", EngineRuntime)
 # arrival, or later when a step boundary had passed it or its KV was read first): what a
 # client needs to replay the same arrivals through the twin (bench/emulator.py does).
 ARRIVAL_HEADER = "X-Gpuplane-Arrival-S"
+# The engine clock's origin on this host's ``time.monotonic`` (emulated t is at wall
+# ``origin + t / time_scale``): a client on the same host can place token times on that clock.
+ORIGIN_HEADER = "X-Gpuplane-Clock-Origin"
 
 
 def error_response(err: ApiError) -> web.Response:
@@ -157,7 +160,10 @@ class EmulatorService:
         if external and self.nixl is not None:
             self.nixl.landed(stream.live)
         rid = ("cmpl-" if kind == "completion" else "chatcmpl-") + req.request_id
-        arrival = {ARRIVAL_HEADER: f"{stream.live.queued_s:.9f}"}
+        arrival = {
+            ARRIVAL_HEADER: f"{stream.live.queued_s:.9f}",
+            ORIGIN_HEADER: f"{self.runtime.clock.origin:.9f}",
+        }
         if call.stream:
             return await self._sse(request, call, rid, stream, words, arrival)
         async for _ in emitted(stream):
