@@ -14,8 +14,10 @@ import time
 import aiohttp
 import pytest
 
+from gpuplane.k8s.aiohttp_serve import serving
 from gpuplane.k8s.emulator.kv_config import FailurePolicy, KvTransferConfig
 from gpuplane.k8s.emulator.kv_params import PREFILL_PARAMS
+from gpuplane.k8s.emulator.service import RUNTIME, make_app
 from gpuplane.k8s.emulator.settings import build
 from gpuplane.k8s.openai.text import segments_of, text_tokens
 from gpuplane.serving.models.catalog import resolve_model
@@ -233,5 +235,24 @@ def test_expired_or_unknown_blocks_fail_or_recompute_as_the_policy_says() -> Non
             status, _ = await post(http, d_re + "/v1/completions", fresh)
             again = await scrape(http, d_re)
             assert total(again, "gpuplane_emulator_kv_pulls_total", outcome="recomputed") == 2
+
+    asyncio.run(body())
+
+
+def test_an_unread_hold_is_freed_at_its_deadline_without_any_other_call() -> None:
+    async def body() -> None:
+        # 50 emulated seconds at time scale 50: the hold ends 1 s (wall) after the prefill.
+        s = settings(kv_transfer=kv("p"), kv_hold_timeout_s=50.0)
+        built, load_s = build(s)
+        app = make_app(s, built.engine, load_s)
+        engine = app[RUNTIME].engine
+        async with serving(app) as p, aiohttp.ClientSession() as http:
+            params = await _prefill_directly(http, p, PROMPT[:2000])
+            assert engine.num_held_blocks() == len(params["remote_block_ids"])
+            assert engine.kv_usage() > 0
+            await asyncio.sleep(1.5)  # no scrape, no read: the connector's timer frees it
+            assert engine.held == {} and engine.kv_usage() == 0
+            pre = await scrape(http, p)
+            assert total(pre, "vllm:nixl_num_kv_expired_reqs_total") == 1
 
     asyncio.run(body())
