@@ -7,12 +7,17 @@ One emulator process (a subprocess, as it is deployed) and one client process (t
 
 1. **Throughput**: ``--concurrency`` closed-loop streaming clients with short prompts at a large
    ``--time-scale``: requests/s and token events (SSE chunks) per second sustained, wall time.
-2. **Timing fidelity**: Poisson arrivals at ``--rate`` (emulated req/s) at time scale 1; each
-   client measures TTFT (request sent to first token chunk) and ITL (gaps between token chunks).
-   The twin then runs the *same* requests (the client's send times, the same prompt token counts
-   and prefix segments, the same engine from ``twin.serving.engines.engine_for_gpu``) through
-   ``ClockDriver`` with a clock that jumps, and gives its simulated TTFT/ITL. Reported: p50, p90,
-   p99 of each, and the relative difference.
+2. **Timing fidelity**: Poisson arrivals at ``--rate`` (emulated req/s; ``--requests`` of them,
+   on a fresh emulator at ``--fidelity-scale``, default 1; times are reported in emulated
+   seconds); each client measures TTFT (request sent to first token chunk) and ITL (gaps
+   between token chunks). The twin runs the *same* requests (the same prompt token counts and
+   prefix segments, the same engine from ``twin.serving.engines.engine_for_gpu``) through
+   ``ClockDriver`` with a clock that jumps, twice: arriving at the client's send times, and
+   arriving at the times the engine queued them (the emulator's ``X-Gpuplane-Arrival-S``), which
+   replays the emulator's own schedule. Reported: p50, p90, p99 against both, and per request
+   the client's extra TTFT split into the request's path (send -> queued) and each token's
+   delivery lateness (received - its step's end in the replay, placed on the wall clock with
+   ``X-Gpuplane-Clock-Origin``). ``--fidelity-only`` skips phases 1 and 3.
 3. **Overhead**: ``--sequential`` requests one at a time on the idle engine (time scale 1): the
    client's TTFT minus the twin's for the same request is what HTTP, JSON, the event loop and
    the OS add (the engine's own time is the twin's); reported in milliseconds.
