@@ -173,6 +173,15 @@ async def fidelity(
         (r[2][0] - (origin + twin_times[0] / scale)) * scale
         for r, twin_times in zip(results, by_seen[4], strict=True)
     ]
+    # Drift check: the median lateness in each quarter of the trace (by send order).
+    per_req = [
+        [(got - (origin + t / scale)) * scale for got, t in zip(r[2], tt, strict=True)]
+        for r, tt in zip(results, by_seen[4], strict=True)
+    ]
+    quarters = np.array_split(np.arange(len(per_req)), 4)
+    out["token_lateness_p50_by_quarter_ms"] = [
+        round(float(np.median([x for k in q for x in per_req[k]])) * 1e3, 3) for q in quarters
+    ]
     out["request_path_ms"] = ms_pct(path)
     out["token_lateness_ms"] = ms_pct(late)
     out["first_token_lateness_ms"] = ms_pct(first_late)
@@ -311,7 +320,8 @@ async def main() -> None:
                 f"{t_seen * 1e3:8.2f} ms ({rel(c, t_seen):+6.1%}) | constant-latency "
                 f"{b * 1e3:8.2f} ms ({rel(b, t_send):+6.1%})"
             )
-    for key in ("ttft_extra_ms", "request_path_ms", "first_token_lateness_ms", "token_lateness_ms"):
+    keys = ("ttft_extra_ms", "request_path_ms", "first_token_lateness_ms", "token_lateness_ms")
+    for key in (*keys, "token_lateness_p50_by_quarter_ms"):
         print(f"{key}: {fid[key]}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=1))
