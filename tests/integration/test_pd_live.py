@@ -14,8 +14,10 @@ import time
 import aiohttp
 import pytest
 
+from gpuplane.k8s.aiohttp_serve import serving
 from gpuplane.k8s.emulator.kv_config import FailurePolicy, KvTransferConfig
 from gpuplane.k8s.emulator.kv_params import PREFILL_PARAMS
+from gpuplane.k8s.emulator.service import RUNTIME, make_app
 from gpuplane.k8s.emulator.settings import build
 from gpuplane.k8s.openai.text import segments_of, text_tokens
 from gpuplane.serving.models.catalog import resolve_model
@@ -184,6 +186,7 @@ def test_expired_or_unknown_blocks_fail_or_recompute_as_the_policy_says() -> Non
             await asyncio.sleep(0.1)
             pre = await scrape(http, p)
             assert total(pre, "vllm:nixl_num_kv_expired_reqs_total") == 1
+            assert total(pre, "vllm:kv_cache_usage_perc") == 0  # the expired hold freed them
             decode = {"model": MODEL, "prompt": prompt, "max_tokens": 3, "ignore_eos": True}
             decode["kv_transfer_params"] = params
             # kv_load_failure_policy=fail (vLLM's default): the request ends in an error.
@@ -196,6 +199,16 @@ def test_expired_or_unknown_blocks_fail_or_recompute_as_the_policy_says() -> Non
             }
             streamed = await stream(http, d_fail + "/v1/completions", decode)
             assert streamed[-1] == "[DONE]" and json.loads(streamed[0])["error"]["code"] == 500
+            # Both are finished requests with reason "error" (vLLM's FINISHED_ERROR).
+            failed = await scrape(http, d_fail)
+            success = "vllm:request_success_total"
+            assert total(failed, success, finished_reason="error") == 2
+            assert total(failed, success) == 2
+            assert total(failed, "vllm:e2e_request_latency_seconds_count") == 2
+            fetch = "vllm:num_requests_kv_fetch_by_stage"
+            stages = {lab["stage"] for n, lab, _ in failed if n == fetch}
+            assert stages == {"waiting_to_start", "in_progress", "completed_waiting"}
+            assert total(failed, fetch) == 0
             # recompute: the decode engine computes the whole prompt, and says so.
             status, out = await post(http, d_re + "/v1/completions", decode)
             assert status == 200 and out["usage"]["completion_tokens"] == 3
@@ -208,13 +221,38 @@ def test_expired_or_unknown_blocks_fail_or_recompute_as_the_policy_says() -> Non
             assert total(dec, "vllm:nixl_num_failed_transfers_total") == 1
             # A fresh hold (480 s) is read once; a second read of the same blocks finds nothing.
             params = await _prefill_directly(http, p_480, prompt, "p-480")
+            # Until the decode engine reads them, the blocks count against the prefill's pool.
+            pre = await scrape(http, p_480)
+            (pool,) = [float(lab["num_gpu_blocks"]) for n, lab, _ in pre if n.endswith("g_info")]
+            usage = total(pre, "vllm:kv_cache_usage_perc")
+            assert usage == pytest.approx(len(params["remote_block_ids"]) / pool)
             fresh = {**decode, "kv_transfer_params": params}
             got = chunks(await stream(http, d_re + "/v1/completions", fresh))
             assert "".join(c["choices"][0]["text"] for c in got if c["choices"])
+            assert total(await scrape(http, p_480), "vllm:kv_cache_usage_perc") == 0
             again = await scrape(http, d_re)
             assert total(again, "gpuplane_emulator_kv_pulls_total", outcome="transferred") == 1
             status, _ = await post(http, d_re + "/v1/completions", fresh)
             again = await scrape(http, d_re)
             assert total(again, "gpuplane_emulator_kv_pulls_total", outcome="recomputed") == 2
+
+    asyncio.run(body())
+
+
+def test_an_unread_hold_is_freed_at_its_deadline_without_any_other_call() -> None:
+    async def body() -> None:
+        # 50 emulated seconds at time scale 50: the hold ends 1 s (wall) after the prefill.
+        s = settings(kv_transfer=kv("p"), kv_hold_timeout_s=50.0)
+        built, load_s = build(s)
+        app = make_app(s, built.engine, load_s)
+        engine = app[RUNTIME].engine
+        async with serving(app) as p, aiohttp.ClientSession() as http:
+            params = await _prefill_directly(http, p, PROMPT[:2000])
+            assert engine.num_held_blocks() == len(params["remote_block_ids"])
+            assert engine.kv_usage() > 0
+            await asyncio.sleep(1.5)  # no scrape, no read: the connector's timer frees it
+            assert engine.held == {} and engine.kv_usage() == 0
+            pre = await scrape(http, p)
+            assert total(pre, "vllm:nixl_num_kv_expired_reqs_total") == 1
 
     asyncio.run(body())

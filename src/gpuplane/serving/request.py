@@ -74,6 +74,7 @@ class FinishReason(StrEnum):
     STOP = "stop"
     LENGTH = "length"
     ABORT = "abort"
+    ERROR = "error"  # vLLM's FINISHED_ERROR (e.g. a failed KV load under policy ``fail``)
 
 
 @dataclass(frozen=True, slots=True)

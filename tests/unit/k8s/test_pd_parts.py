@@ -4,20 +4,27 @@
 from __future__ import annotations
 
 import pytest
+from prometheus_client import CollectorRegistry
 
 from gpuplane.cli.main import run
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.emulator.kv_config import parse_kv_transfer_config
+from gpuplane.k8s.emulator.clock import ScaledClock
+from gpuplane.k8s.emulator.kv_config import KvTransferConfig, parse_kv_transfer_config
 from gpuplane.k8s.emulator.kv_params import PREFILL_PARAMS, read_kv_params
-from gpuplane.k8s.emulator.nixl import KvHolds
+from gpuplane.k8s.emulator.nixl import KvHolds, NixlConnector
+from gpuplane.k8s.emulator.nixl_metrics import NixlMetrics
 from gpuplane.k8s.openai.errors import ApiError
 from gpuplane.k8s.openai.text import segments_of, text_tokens
 from gpuplane.k8s.router.backends import Backend, EngineLoadScrape
 from gpuplane.k8s.router.picker import Picker
 from gpuplane.k8s.router.prefill_hop import prefill_body
+from gpuplane.serving.engine.engine import Engine
+from gpuplane.serving.models.catalog import resolve_model
 from gpuplane.serving.request import Request, RequestId
 from gpuplane.serving.routing.pd import PDSettings
 from gpuplane.serving.routing.router import Role
+from gpuplane.serving.steptime.kv_transfer import KvLink
+from tests.unit.serving.test_engine_fakes import LINEAR, make_config
 
 
 def test_kv_transfer_config_defaults_and_errors() -> None:
@@ -83,19 +90,38 @@ def test_kv_params() -> None:
 
 def test_holds_are_read_once_and_expire() -> None:
     holds = KvHolds(num_blocks=10, timeout_s=480.0)
-    ids = holds.hold("a", 40, 16, now_s=0.0)
+    ids = holds.hold("a", 40, 3, now_s=0.0)
     assert ids == [0, 1, 2]
-    assert holds.hold("b", 100, 16, now_s=0.0) == [3, 4, 5, 6, 7, 8, 9]
-    assert holds.take("a", (0, 1), now_s=1.0) is None  # not the blocks held
-    assert holds.take("a", (0, 1, 2), now_s=1.0) == 40
-    assert holds.take("a", (0, 1, 2), now_s=1.0) is None  # read once
-    assert holds.expire(480.0) == 0 and holds.expire(480.5) == 1
-    assert holds.held == {} and holds.num_held_blocks == 0
-    # No more than the pool is held: the oldest holds end first (reported as expired).
-    for k in range(4):
-        holds.hold(f"r{k}", 64, 16, now_s=500.0)  # 4 blocks each, 10 in the pool
-    assert list(holds.held) == ["r2", "r3"] and holds.num_held_blocks == 8
-    assert holds.expire(501.0) == 2
+    assert holds.hold("b", 100, 7, now_s=1.0) == [3, 4, 5, 6, 7, 8, 9]
+    assert holds.next_deadline_s() == 480.0
+    assert holds.take("a", (0, 1)) is None  # not the blocks held
+    taken = holds.take("a", (0, 1, 2))
+    assert taken is not None and taken.num_tokens == 40
+    assert holds.take("a", (0, 1, 2)) is None  # read once
+    assert holds.expire(480.5) == [] and holds.expire(481.0) == ["b"]
+    assert holds.held == {} and holds.next_deadline_s() == float("inf")
+    assert holds.hold("c", 16, 1, now_s=500.0) == [0]  # ids go round the pool
+
+
+def test_fetch_stages_count_requests_read_and_not_yet_scheduled() -> None:
+    engine = Engine(make_config(), LINEAR, "d")
+    nixl = NixlConnector(
+        KvTransferConfig("NixlConnector", "kv_consumer", "d"),
+        engine,
+        resolve_model("Llama-3.1-8B"),
+        1,
+        lambda tp: KvLink.nic(400.0),
+        ScaledClock(),
+        NixlMetrics(CollectorRegistry(), "m"),
+        lambda rid: 0,
+    )
+    assert nixl.fetch_stages() == {"waiting_to_start": 0, "in_progress": 0, "completed_waiting": 0}
+    live = engine.add_request(Request(RequestId("r"), 0.0, 64, 4), 0.0, external_kv_tokens=63)
+    nixl.landed(live)
+    assert nixl.fetch_stages()["completed_waiting"] == 1
+    engine.advance(engine.next_event_time())  # its first step ran: it was scheduled
+    assert live.first_scheduled_s == 0.0
+    assert nixl.fetch_stages()["completed_waiting"] == 0
 
 
 def test_prefill_body_is_what_vllms_proxy_sends() -> None:

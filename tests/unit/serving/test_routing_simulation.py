@@ -154,6 +154,29 @@ def test_prefill_decode_disaggregation() -> None:
     assert decode.stats.generation_tokens == 8
 
 
+def test_a_prefill_engine_holds_the_blocks_until_the_decode_engine_has_read_them() -> None:
+    # NixlConnector: the prefill engine frees a prompt's blocks when the transfer ends. Its
+    # pool (20 blocks) holds one 300-token prompt (19 blocks): the second prefill waits for
+    # the first transfer, and the held blocks show in its KV usage meanwhile.
+    transfer = 0.5
+    sim = ServingSimulation(LeastOutstandingRouter(), kv_transfer_s=lambda tokens: transfer)
+    sim.add_engine(engine(0, num_gpu_blocks=20, max_model_len=320), role="prefill")
+    sim.add_engine(engine(1), role="decode")
+    first = Request(RequestId("a"), 0.0, 300, 4)
+    second = Request(RequestId("b"), 0.01, 300, 4)
+    sim.submit([first, second])
+    prefill, decode = sim.engines()
+    sim.run_until(0.3)
+    assert list(prefill.held) == ["a#prefill"] and prefill.kv_usage() == 19 / 20
+    assert prefill.num_waiting() == 1  # b: no room while a's blocks are held
+    out = finished(sim.run())
+    a_ttft, b_ttft = out["a"].ttft_s, out["b"].ttft_s
+    assert a_ttft is not None and b_ttft is not None
+    assert b_ttft > a_ttft + transfer - 0.01  # b's prefill began when a's transfer ended
+    assert prefill.held == {} and prefill.kv_usage() == 0.0
+    assert decode.stats.generation_tokens == 8
+
+
 def test_prefix_aware_routing_beats_round_robin_on_sessions() -> None:
     spec = SessionSpec(rate_per_s=2.0, duration_s=30.0, think_mean_s=1.0, system_tokens=200)
     from gpuplane.serving.traffic.generators import LognormalLengths

@@ -17,7 +17,10 @@ request that arrived with ``do_remote_prefill`` (``transferred``, ``local_cache_
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from collections.abc import Callable
+from functools import partial
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 XFER_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 5.0)
 POST_BUCKETS = (0.001, *XFER_BUCKETS)
@@ -35,6 +38,7 @@ PULL_OUTCOMES = (
     "failed",
 )
 LABELS = ("model_name", "engine")
+FETCH_STAGES = ("waiting_to_start", "in_progress", "completed_waiting")
 
 
 class NixlMetrics:
@@ -88,3 +92,20 @@ class NixlMetrics:
             registry=registry,
         )
         self.pulls = {o: pulls.labels(o) for o in PULL_OUTCOMES}
+        self._registry, self._values = registry, values
+
+    def track_fetch_stages(self, stages: Callable[[], dict[str, int]]) -> None:
+        """``vllm:num_requests_kv_fetch_by_stage`` (a KV consumer's), read from ``stages`` at
+        every scrape."""
+        gauge = Gauge(
+            "vllm:num_requests_kv_fetch_by_stage",
+            "Number of requests fetching KV from a remote engine, by stage.",
+            (*LABELS, "stage"),
+            registry=self._registry,
+        )
+        for stage in FETCH_STAGES:
+            gauge.labels(*self._values, stage).set_function(partial(_count, stages, stage))
+
+
+def _count(stages: Callable[[], dict[str, int]], stage: str) -> float:
+    return float(stages()[stage])

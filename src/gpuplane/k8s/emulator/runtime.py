@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import math
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 from gpuplane.k8s.emulator.clock import ScaledClock
@@ -77,6 +77,8 @@ class EngineRuntime:
         self.precise_wake = precise_wake
         self.driver = ClockDriver(engine, clock, _no_wait)
         self.streams: dict[str, Stream] = {}
+        # Called with every record the engine leaves (the NixlConnector announces holds).
+        self.on_finished: list[Callable[[RequestRecord], None]] = []
         self._wake = asyncio.Event()
         self._seq = 0
 
@@ -100,6 +102,20 @@ class EngineRuntime:
         self._wake.set()
         return stream
 
+    def release_held(self, request_id: str) -> int:
+        """Free the KV blocks the engine holds for ``request_id``; the engine may now schedule
+        a request that waited for them."""
+        freed = self.driver.release_held(request_id)
+        self._publish()
+        self._wake.set()
+        return freed
+
+    def fail(self, req: Request, queued_s: float) -> RequestRecord:
+        """``req`` ends with an error before it was scheduled (counted as ``error``)."""
+        rec = self.driver.fail(req, queued_s)
+        self._publish()
+        return rec
+
     def poll(self) -> None:
         """Commit what ended by now and wake the streams that got tokens (also before a scrape)."""
         self.driver.poll()
@@ -109,6 +125,8 @@ class EngineRuntime:
         records = self.driver.records
         if records:
             for rec in records:
+                for hook in self.on_finished:
+                    hook(rec)
                 stream = self.streams.pop(rec.request_id, None)
                 if stream is not None:
                     stream.record = rec

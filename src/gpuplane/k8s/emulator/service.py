@@ -20,7 +20,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 
 from gpuplane.k8s.emulator.clock import ScaledClock
 from gpuplane.k8s.emulator.kv_params import NONE, read_kv_params
-from gpuplane.k8s.emulator.nixl import READ_PATH, NixlConnector
+from gpuplane.k8s.emulator.nixl import READ_PATH, KvLoadFailed, NixlConnector
 from gpuplane.k8s.emulator.nixl_metrics import NixlMetrics
 from gpuplane.k8s.emulator.runtime import EngineRuntime, Stream, emitted
 from gpuplane.k8s.emulator.settings import EmulatorSettings
@@ -35,6 +35,13 @@ from gpuplane.serving.models.catalog import resolve_model
 from gpuplane.serving.request import FinishReason, Request, RequestId
 
 RUNTIME = web.AppKey("runtime", EngineRuntime)
+# The emulated time (seconds on the engine's clock) at which the engine queued the request (its
+# arrival, or later when a step boundary had passed it or its KV was read first): what a
+# client needs to replay the same arrivals through the twin (bench/emulator.py does).
+ARRIVAL_HEADER = "X-Gpuplane-Arrival-S"
+# The engine clock's origin on this host's ``time.monotonic`` (emulated t is at wall
+# ``origin + t / time_scale``): a client on the same host can place token times on that clock.
+ORIGIN_HEADER = "X-Gpuplane-Clock-Origin"
 
 
 def error_response(err: ApiError) -> web.Response:
@@ -72,8 +79,12 @@ class EmulatorService:
                 settings.kv_link_for,
                 self.runtime.clock,
                 NixlMetrics(self.registry, self.model),
+                self.runtime.release_held,
                 settings.kv_hold_timeout_s,
             )
+            self.runtime.on_finished.append(self.nixl.finished)
+            if settings.kv_transfer.kv_role != "kv_producer":
+                self.nixl.metrics.track_fetch_stages(self.nixl.fetch_stages)
         self._task: asyncio.Task[None] | None = None
 
     # -- probes and metrics -----------------------------------------------------------------
@@ -131,7 +142,11 @@ class EmulatorService:
             external = 0
             queued_s = arrival_s
             if kv.remote_prefill and self.nixl is not None:
-                external = (await self.nixl.pull(kv, req)).external_tokens
+                try:
+                    external = (await self.nixl.pull(kv, req)).external_tokens
+                except KvLoadFailed:
+                    self.runtime.fail(req, arrival_s)  # vLLM: FINISHED_ERROR, reason "error"
+                    raise
                 # The decode engine schedules the request once its KV has been read (the read's
                 # time stays in the request's TTFT through its arrival time).
                 queued_s = self.runtime.clock.now_s()
@@ -139,10 +154,18 @@ class EmulatorService:
             if streaming:  # accepted, then failed (a KV read): vLLM streams the error
                 return await self._sse_error(request, err)
             return error_response(err)
+        if kv.remote_decode and self.nixl is not None:
+            self.nixl.hold_on_finish(req.request_id)
         stream = self.runtime.submit(req, external, at=queued_s)
+        if external and self.nixl is not None:
+            self.nixl.landed(stream.live)
         rid = ("cmpl-" if kind == "completion" else "chatcmpl-") + req.request_id
+        arrival = {
+            ARRIVAL_HEADER: f"{stream.live.queued_s:.9f}",
+            ORIGIN_HEADER: f"{self.runtime.clock.origin:.9f}",
+        }
         if call.stream:
-            return await self._sse(request, call, rid, stream, words)
+            return await self._sse(request, call, rid, stream, words, arrival)
         async for _ in emitted(stream):
             pass
         rec = stream.record
@@ -153,9 +176,9 @@ class EmulatorService:
         out = shapes.response(kind, rid, created, self.model, text, str(rec.finish_reason), use)
         if kv.remote_decode and self.nixl is not None:
             capped = rec.finish_reason is FinishReason.LENGTH
-            params = self.nixl.finished_prefill(rid, rec.prompt_tokens, capped, _local(request))
+            params = self.nixl.finished_prefill(req.request_id, capped, _local(request))
             out["kv_transfer_params"] = params
-        return web.json_response(out)
+        return web.json_response(out, headers=arrival)
 
     async def nixl_read(self, request: web.Request) -> web.Response:
         """NIXL's READ and notification of held KV blocks (emulated over HTTP)."""
@@ -201,10 +224,16 @@ class EmulatorService:
         return req, words
 
     async def _sse(
-        self, request: web.Request, call: Call, rid: str, stream: Stream, words: OutputWords
+        self,
+        request: web.Request,
+        call: Call,
+        rid: str,
+        stream: Stream,
+        words: OutputWords,
+        extra: dict[str, str],
     ) -> web.StreamResponse:
         resp = web.StreamResponse(
-            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", **extra}
         )
         await resp.prepare(request)
         with contextlib.suppress(ConnectionResetError):

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from gpuplane.serving.engine.live import LiveRequest, RequestRecord
 from gpuplane.serving.engine.plan import InFlight, Plan
 from gpuplane.serving.engine.scheduler import StepOutput
-from gpuplane.serving.request import RequestState
+from gpuplane.serving.request import FinishReason, RequestState
 
 if TYPE_CHECKING:
     from gpuplane.serving.engine.engine import Engine
@@ -89,8 +89,21 @@ def finish(eng: Engine, r: LiveRequest, t: float) -> RequestRecord:
     eng.scheduler.remove_finished(r)
     assert r.kv is not None
     eng.kv.register(r.kv, r.num_computed)
-    eng.kv.release(r.kv)
+    if eng.hold_on_finish and _holds(eng, r, reason):
+        eng.held[r.req.request_id] = r.kv  # freed by Engine.release_held
+    else:
+        eng.kv.release(r.kv)
     r.kv = None
     r.move(RequestState.FINISHED)
     eng.stats.finished(r, t, reason)
     return r.record(eng.engine_id, t, reason)
+
+
+def _holds(eng: Engine, r: LiveRequest, reason: FinishReason) -> bool:
+    """vLLM's NixlConnector (``request_finished``): a request for a remote decode keeps all its
+    blocks when it ends capped by length (any other ending frees them at once)."""
+    rid = r.req.request_id
+    if rid not in eng.hold_on_finish:
+        return False
+    eng.hold_on_finish.discard(rid)
+    return reason is FinishReason.LENGTH and r.kv is not None and r.kv.num_blocks > 0

@@ -31,7 +31,7 @@ from itertools import accumulate
 from gpuplane.serving.batch import StepTimeModel
 from gpuplane.serving.engine import completion
 from gpuplane.serving.engine.decode_set import DecodeSet
-from gpuplane.serving.engine.kv_cache import KVCache
+from gpuplane.serving.engine.kv_cache import KVCache, KVHolding
 from gpuplane.serving.engine.kv_reference import ReferenceKVCache
 from gpuplane.serving.engine.live import LiveRequest, RequestRecord
 from gpuplane.serving.engine.plan import InFlight, Plan
@@ -103,6 +103,11 @@ class Engine:
         # Bumped whenever the queue, the running set or the KV pool may have changed, so that a
         # router can reuse what it read from this engine while the number stays the same.
         self.state_version = 0
+        # P/D with vLLM's NixlConnector: requests whose blocks stay taken when they finish capped
+        # by length (``hold_on_finish``), and the blocks so held until the decode engine has
+        # read them (``release_held``); see ``completion.finish``.
+        self.hold_on_finish: set[str] = set()
+        self.held: dict[str, KVHolding] = {}
 
     # -- the driver's interface ------------------------------------------------------------
     def rejection(self, req: Request) -> str | None:
@@ -136,6 +141,37 @@ class Engine:
         if fl is None and self._pending_at is None:
             self._pending_at = t
         return live
+
+    def fail_request(self, req: Request, queued_s: float, t: float) -> RequestRecord:
+        """``req``, queued at ``queued_s``, ends at ``t`` with an error before it was scheduled
+        (vLLM's FINISHED_ERROR: its KV load failed under ``kv_load_failure_policy=fail``);
+        counted as finished with reason ``error``. Call ``advance(t)`` first."""
+        if t != self.now_s:
+            raise ValueError(f"fail_request at t={t} but the engine is at {self.now_s}")
+        live = LiveRequest(req, queued_s, self.config.max_model_len, self.record)
+        live.move(RequestState.ABORTED)
+        self.stats.finished(live, t, FinishReason.ERROR)
+        return live.record(self.engine_id, t, FinishReason.ERROR)
+
+    def release_held(self, request_id: str, t: float) -> int:
+        """Free the blocks held for ``request_id`` (read by its decode engine, or its hold
+        expired); how many. Call ``advance(t)`` first: a request waiting for blocks is then
+        planned at ``t``."""
+        if t != self.now_s:
+            raise ValueError(f"release_held at t={t} but the engine is at {self.now_s}")
+        self.hold_on_finish.discard(request_id)
+        holding = self.held.pop(request_id, None)
+        if holding is None:
+            return 0
+        freed = holding.num_blocks
+        self.kv.release(holding)
+        self.state_version += 1
+        if self._inflight is None and self._pending_at is None:
+            self._pending_at = t
+        return freed
+
+    def num_held_blocks(self) -> int:
+        return sum(h.num_blocks for h in self.held.values())
 
     def advance(self, t: float) -> list[RequestRecord]:
         """Run every step that ends by ``t``; the records of requests that ended."""
@@ -241,6 +277,10 @@ class Engine:
                 r.kv.num_blocks = -(-(r.num_computed + ahead) // self.block_size)
         self._inflight = None
         self._pending_at = None
+        self.hold_on_finish.clear()
+        for holding in self.held.values():
+            self.kv.release(holding)
+        self.held.clear()
         for r in self.scheduler.abort_all():
             if r in self.decoders:
                 self.decoders.remove(r)

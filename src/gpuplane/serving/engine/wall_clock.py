@@ -43,6 +43,17 @@ class ClockDriver:
         self.records += self.engine.advance(now)
         return self.engine.add_request(req, now, external_kv_tokens)
 
+    def release_held(self, request_id: str) -> int:
+        """Free the blocks the engine holds for ``request_id`` now (``Engine.release_held``)."""
+        self.poll()
+        return self.engine.release_held(request_id, self.engine.now_s)
+
+    def fail(self, req: Request, queued_s: float) -> RequestRecord:
+        """``req``, which reached the engine at ``queued_s``, ends now with an error before it
+        was scheduled (``Engine.fail_request``); its record (not added to ``records``)."""
+        self.poll()
+        return self.engine.fail_request(req, min(queued_s, self.engine.now_s), self.engine.now_s)
+
     def poll(self) -> None:
         """Commit what ended by now (the engine plans its next step when next asked)."""
         self.records += self.engine.advance(self.clock.now_s())

@@ -170,6 +170,9 @@ class RequestPath:
         tr.phase = "prefill"
         tr.prefill_engine_id = pslot.engine.engine_id
         tr.decode_engine_id = dest.engine.engine_id
+        # NixlConnector: the prefill engine keeps the prompt's blocks until the decode engine
+        # has read them (transfer_done frees them).
+        pslot.engine.hold_on_finish.add(pre.request_id)
         self.send(pslot, pre, self.loop.now_s)
         return True
 
@@ -278,12 +281,24 @@ class RequestPath:
         tr = self.tracked.get(request_id)
         if tr is None or tr.decode_engine_id is None:
             return
+        self._free_prefill_hold(tr, t)
         dest = self.slots.get(tr.decode_engine_id)
         if dest is None or not dest.routable:
             self._reroute(tr, f"decode engine {tr.decode_engine_id} left during the KV transfer")
             return
         tr.phase, tr.engine_id = "decode", dest.engine.engine_id
         self.send(dest, tr.req, t, external=tr.req.prompt_tokens - 1)
+
+    def _free_prefill_hold(self, tr: TrackedRequest, t: float) -> None:
+        """The read is over: the prefill engine frees the blocks it kept for it (an engine
+        removed meanwhile took its holds with it)."""
+        slot = self.slots.get(tr.prefill_engine_id) if tr.prefill_engine_id else None
+        if slot is None:
+            return
+        engine = slot.engine
+        self.handle(slot, engine.advance(t))
+        if engine.release_held(tr.req.request_id + PREFILL_SUFFIX, t):
+            self.dirty.add(engine.engine_id)
 
     def _reroute(self, tr: TrackedRequest, why: str) -> None:
         if tr.reroutes >= self.settings.max_reroutes:
