@@ -43,9 +43,6 @@ from aiohttp import web
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
-    Counter,
-    Gauge,
-    Histogram,
     generate_latest,
 )
 
@@ -57,75 +54,12 @@ from gpuplane.k8s.openai.http_metrics import HttpMetrics
 from gpuplane.k8s.openai.text import segments_of, text_tokens
 from gpuplane.k8s.router.backends import Backend, parse_load
 from gpuplane.k8s.router.discovery import ServiceDiscovery, ServiceRef
+from gpuplane.k8s.router.metrics import RouterMetrics
 from gpuplane.k8s.router.picker import Picker
 from gpuplane.k8s.router.prefill_hop import PrefillAnswer, run_prefill
-from gpuplane.serving.metrics.families import VLLM_TTFT_BUCKETS
 from gpuplane.serving.request import Request, RequestId
 from gpuplane.serving.routing.pd import PDSettings
 from gpuplane.serving.routing.router import Role
-
-
-class RouterMetrics:
-    def __init__(self, registry: CollectorRegistry) -> None:
-        self.incoming = Counter(
-            "vllm:num_incoming_requests",
-            "Number of incoming requests.",
-            ("model",),
-            registry=registry,
-        )
-        self.routed = Counter(
-            "gpuplane_router_routed_requests",
-            "Requests sent to each engine.",
-            ("server",),
-            registry=registry,
-        )
-        self.no_engine = Counter(
-            "gpuplane_router_no_engine", "Requests refused: no ready engine.", registry=registry
-        )
-        self.ttfb = Histogram(
-            "gpuplane_router_time_to_first_byte_seconds",
-            "Time from the request to the engine's first response bytes.",
-            ("server",),
-            buckets=VLLM_TTFT_BUCKETS,
-            registry=registry,
-        )
-        self.duration = Histogram(
-            "gpuplane_router_request_duration_seconds",
-            "Time from the request to the engine's last response bytes.",
-            ("server",),
-            buckets=VLLM_TTFT_BUCKETS,
-            registry=registry,
-        )
-        self.ready = Gauge(
-            "gpuplane_router_engine_ready",
-            "1 while the engine's /health answers 200.",
-            ("server",),
-            registry=registry,
-        )
-        self.disaggregated = Counter(
-            "gpuplane_router_disaggregated_requests",
-            "Requests split into a prefill on one engine and a decode on another.",
-            registry=registry,
-        )
-        self.prefill = Histogram(
-            "gpuplane_router_prefill_duration_seconds",
-            "Time from a split request to its prefill engine's answer (kv_transfer_params).",
-            ("server",),
-            buckets=VLLM_TTFT_BUCKETS,
-            registry=registry,
-        )
-        self.retries = Counter(
-            "gpuplane_router_retries",
-            "Requests sent to another engine after this one failed before answering.",
-            ("server",),
-            registry=registry,
-        )
-        self.prefill_failures = Counter(
-            "gpuplane_router_prefill_failures",
-            "Split requests whose prefill engine failed or answered an error.",
-            ("server",),
-            registry=registry,
-        )
 
 
 class _Unsent(Exception):
