@@ -75,6 +75,14 @@ def test_the_digest_covers_every_source_file(tmp_path: Path) -> None:
     assert source_digest(tmp_path) == source_digest(tmp_path)
 
 
+@pytest.fixture
+def plain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process as without GPUPLANE_NATIVE (the tests may run with the compiled modules)."""
+    kept = [f for f in sys.meta_path if not isinstance(f, native._NativeFinder)]
+    monkeypatch.setattr(sys, "meta_path", kept)
+
+
+@pytest.mark.usefixtures("plain")
 def test_a_stale_build_is_not_enabled(tmp_path: Path) -> None:
     finders = list(sys.meta_path)
     why = native.enable(_fake_build(tmp_path, digest="not the sources"))
@@ -84,6 +92,7 @@ def test_a_stale_build_is_not_enabled(tmp_path: Path) -> None:
     assert native.describe() == "plain Python (the reference)"
 
 
+@pytest.mark.usefixtures("plain")
 def test_the_environment_variable_reports_a_refused_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
