@@ -187,7 +187,8 @@ def results_digest(res: SimulationResult) -> str:
     h = hashlib.sha256()
     for o in res.outcomes:
         h.update(repr(o).encode())
-    h.update(res.itl_values.tobytes() + res.itl_weights.tobytes())
+    for array in (res.itl_values, res.itl_weights):  # read in place: millions of samples
+        h.update(memoryview(np.ascontiguousarray(array)))
     return h.hexdigest()[:16]
 
 
