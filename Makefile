@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO_OUT ?= out/demo
 
-.PHONY: grpc demo test lint types contracts unit bench bench-twin bench-gpu-sets bench-topology bench-mig bench-serving bench-twin-speed bench-pd bench-autoscale demo-live clean
+.PHONY: grpc demo test lint types contracts unit bench bench-twin bench-gpu-sets bench-topology bench-mig bench-serving bench-twin-speed native bench-pd bench-autoscale demo-live clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "gpuplane needs Python 3.11 or newer")'
@@ -48,8 +48,14 @@ bench-mig: $(STAMP)
 bench-serving: $(STAMP)
 	$(BIN)/python bench/serving_fidelity.py
 
-bench-twin-speed: $(STAMP)
+# The serving twin, plain Python then with its compiled modules (issue 18; docs/benchmarks.md).
+bench-twin-speed: native
 	$(BIN)/python bench/twin_speed.py
+	GPUPLANE_NATIVE=1 $(BIN)/python bench/twin_speed.py
+
+# mypyc-compiled copies of the serving twin's hot modules, used when GPUPLANE_NATIVE=1.
+native: $(STAMP)
+	$(BIN)/python -m gpuplane.core.native_build build
 
 bench-pd: $(STAMP)
 	$(BIN)/python bench/pd_disaggregation.py

@@ -12,6 +12,11 @@ KV capacity and batch limits from ``gpuplane.serving.memory.plan_memory``. If th
 missing, a linear step model fitted to published DistServe/roofline figures is used instead and
 the output says so.
 
+``GPUPLANE_NATIVE=1`` runs it with the compiled modules (``gpuplane.core.native``; build them
+with ``make native``); the header says which modules ran, and the results digest (every
+outcome and inter-token latency) must be the same either way. ``make bench-twin-speed`` builds
+them and runs both, plain then compiled.
+
 Baseline, side by side in the same process: the engines' reference mode (every step and every
 request one at a time) against fast mode on the first ``--baseline-s`` seconds of the same
 traffic, with their results compared; the ratio of the two is the speed-up of fast-forwarding.
@@ -20,6 +25,7 @@ traffic, with their results compared; the ratio of the two is the speed-up of fa
 from __future__ import annotations
 
 import argparse
+import hashlib
 import math
 import resource
 import sys
@@ -30,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuplane.core import native
 from gpuplane.serving.batch import BatchShape, StepTime, StepTimeModel
 from gpuplane.serving.engine.engine import Engine
 from gpuplane.serving.engine.settings import EngineConfig
@@ -175,6 +182,16 @@ def same_results(a: SimulationResult, b: SimulationResult) -> float:
     return worst
 
 
+def results_digest(res: SimulationResult) -> str:
+    """SHA-256 (first 16 hex digits) of every outcome and every inter-token latency sample."""
+    h = hashlib.sha256()
+    for o in res.outcomes:
+        h.update(repr(o).encode())
+    for array in (res.itl_values, res.itl_weights):  # read in place: millions of samples
+        h.update(memoryview(np.ascontiguousarray(array)))
+    return h.hexdigest()[:16]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hours", type=float, default=1.0)
@@ -191,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.engines} engines, router {args.router}")
     print(f"step model: {dep.label}")
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}")
+    print(f"modules: {native.describe()}")
 
     piece = trace.window(0.0, args.baseline_s)
     ref = simulate(piece, dep, args.engines, args.router, fast=False)
@@ -209,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
 
     full = simulate(trace, dep, args.engines, args.router, fast=True)
     report(f"fast mode, {args.hours:g} h at {args.rate:g}x", trace, full)
+    print(f"  results digest    {results_digest(full.result)}")
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\npeak memory (max RSS of the process): {rss_mib:,.0f} MiB")
     return 0
