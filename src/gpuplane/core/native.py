@@ -13,8 +13,8 @@ sources as they are now. A build records a digest of every ``.py`` file of the p
 compiled module may have inlined a constant of another one), so any edit makes it stale; a
 stale or missing build is reported on stderr and the plain modules run.
 
-Build: ``python -m gpuplane.core.native build`` (``make native``); it needs a C compiler and
-the Python headers. ``python -m gpuplane.core.native status`` says whether a build is usable.
+Build: ``python -m gpuplane.core.native_build build`` (``make native``); it needs a C compiler and
+the Python headers. ``python -m gpuplane.core.native_build status`` says whether a build is usable.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def check_build(folder: Path, digest: str | None = None) -> NativeBuild | str:
     """The build in ``folder`` if it is complete and made from the current sources, else why not."""
     manifest = folder / MANIFEST
     if not manifest.is_file():
-        return f"no build in {folder} (run: python -m gpuplane.core.native build)"
+        return f"no build in {folder} (run: python -m gpuplane.core.native_build build)"
     try:
         data = json.loads(manifest.read_text(encoding="utf-8"))
         tag, built_digest = str(data["tag"]), str(data["digest"])
