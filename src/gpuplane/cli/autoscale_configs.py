@@ -13,7 +13,7 @@
   changed ScaledObject is checked again as KEDA's webhook would.
 - ``slo``: gpuplane's SLO-aware scaler; any of its settings (docs/autoscaling.md), checked as
   from the scenario file (``target_margin=0.8,objective=per_request``).
-- ``oracle``: sizes each minute from the future (``twin.autoscaling.benchmark``); knobs
+- ``oracle``: sizes each minute from the future (``twin.autoscale_bench``); knobs
   ``objective`` (``percentile`` or ``per_request``), ``request_attainment``, ``target_margin``.
 
 Pure: no I/O; errors are InputErrors at the field given.

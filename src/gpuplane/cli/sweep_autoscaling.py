@@ -45,7 +45,7 @@ from gpuplane.core.validation import validate_model
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.serving.traffic.azure import load_azure_trace
 from gpuplane.serving.traffic.trace import Trace
-from gpuplane.twin.autoscaling.benchmark import (
+from gpuplane.twin.autoscale_bench import (
     Bench,
     Recorder,
     oscillations,
