@@ -145,3 +145,27 @@ def test_scaler_metadata_reaches_the_objective() -> None:
     assert config.settings.sized(config.slo).request_attainment == 0.99
     with pytest.raises(MetadataError, match="objective"):
         parse_metadata(dict(BASE, settings='{"objective": "mean"}'), "llm")
+
+
+def test_clumped_arrivals_need_more_replicas() -> None:
+    # At 6 req/s a Poisson stream hardly queues; the same rate in clumps of ~10 (c_a² = 19)
+    # makes a request wait for the rest of its clump.
+    targets = SloTargets(2.0, 0.2, 0.95)
+    plain = make_pool(rates=flat(6.0))
+    clumped = make_pool(rates=flat(6.0), arrival_scv=19.0)
+    n_plain = smallest_meeting(plain, 6.0, targets, Corrections())[0]
+    n_clumped = smallest_meeting(clumped, 6.0, targets, Corrections())[0]
+    assert n_clumped > n_plain
+    mix = clumped.signals.mix
+    assert ttft_share(CAPACITY, PoolRole.UNIFIED, n_plain, 6.0, mix, 2.0) < 0.95
+
+
+def test_short_answers_are_hurt_more_by_stalls() -> None:
+    # The same stall rate per decode step: a 10-token answer breaks its mean TPOT with one or
+    # two stalls, a 500-token answer averages them out.
+    short = replace(MIX, mean_output_tokens=10.0)
+    long = replace(MIX, mean_output_tokens=500.0)
+    tight = 0.05
+    assert tpot_share(CAPACITY, PoolRole.UNIFIED, 4, 6.0, short, tight) < tpot_share(
+        CAPACITY, PoolRole.UNIFIED, 4, 6.0, long, tight
+    )
