@@ -16,7 +16,8 @@ percentile of each minute. It comes from the same terms as :mod:`analytic`'s per
   waiting prompt's chunk into the running batch's step, so each running sequence waits for it).
   Stalls arrive at ``λ/c`` prompt chunks per second per replica, so a request sees
   ``K ~ Poisson(λ/c · chunks · n · step)`` of them, each as long as the mean chunk's prefill
-  ``s`` (averaged over the prompt-length quantiles, each capped at the step budget): ``TPOT = step + K·s/n`` and ``P(TPOT <= Y) = P(K <= (Y - step)·n/s)``. A short answer
+  ``s`` (averaged over the prompt-length quantiles, each capped at the step budget):
+  ``TPOT = step + K·s/n`` and ``P(TPOT <= Y) = P(K <= (Y - step)·n/s)``. A short answer
   is hurt by one stall, a long one averages it out: this is why the per-request objective is
   cheaper than an ITL p99 of the same figure. The mix carries only the mean output length, so
   output lengths are taken as exponential with that mean (``n - 1`` at ``OUTPUT_POINTS``
