@@ -4,12 +4,14 @@ the ``autoscaling`` sweep base): replica changes and samples, the oracle, per-mi
 - :func:`record` wraps the Deployment controller's ``scale`` so every replica change is kept, and
   samples the spec and Ready replicas and the summed ``vllm:num_requests_waiting`` every 15 s.
 - :func:`run_oracle` knows the future: per 60 s window of traffic it takes the actual arrival
-  rate and request mix, sizes the fewest replicas the service's capacity model says meet the
-  objective (no forecast, no corrections, no margin; the percentile form or the per-request form,
-  as the SLO scaler can be told), and at every 15 s holds the largest of those counts over the
-  next cold start + 15 s. A replica must start one cold start before the window that needs it and
-  one removed now cannot be back sooner, so any scaler meeting the modelled objective in every
-  window holds at least this many replicas: under the model, a lower bound on GPU-hours.
+  rate, request mix and burstiness (the index of dispersion of the window's counts in bins of
+  the TTFT objective, as the SLO scaler measures it over five minutes), sizes the fewest
+  replicas the service's capacity model says meet the objective (no forecast, no corrections,
+  no margin; the percentile form or the per-request form, as the SLO scaler can be told), and at
+  every 15 s holds the largest of those counts over the next cold start + 15 s. A replica must
+  start one cold start before the window that needs it and one removed now cannot be back
+  sooner, so any scaler meeting the modelled objective in every window holds at least this many
+  replicas: under the model, a lower bound on GPU-hours.
 - :func:`window_attainment`: the share of 1-minute windows whose TTFT-P90 (requests arriving in
   it; one not served is a miss) and ITL-P99 (the engines' histograms) meet the objective.
 """
@@ -34,6 +36,7 @@ from gpuplane.autoscaler.slo.capacity import (
 )
 from gpuplane.core.kernel import Priority
 from gpuplane.serving.routing.outcome import Status
+from gpuplane.twin.autoscaling.slo import arrival_dispersion
 from gpuplane.twin.controllers.deployment import DeploymentController
 from gpuplane.twin.serving.runtime import ServingRuntime
 from gpuplane.twin.simulation import Simulation
@@ -124,6 +127,8 @@ def window_needs(
             float(prompts[lo:hi].mean()),
             float(outputs[lo:hi].mean()),
             tuple((q, float(v)) for q, v in zip(PROMPT_QS, qs, strict=True)),
+            # the window's own burstiness, measured as the SLO scaler measures it
+            arrival_dispersion(arrivals, start + WINDOW_S, bench.ttft_s, WINDOW_S),
         )
         rate = (hi - lo) / WINDOW_S
         role = PoolRole.UNIFIED
