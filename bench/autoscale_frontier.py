@@ -20,15 +20,16 @@ Figures per point: GPU-hours (pods' allocated GPU-hours plus what terminating po
 they drained), per-request attainment (TTFT within 2 s and mean TPOT within 200 ms), per-minute
 attainment (share of 1-minute windows meeting TTFT-P90 and ITL-P99), requests aborted at SIGKILL.
 The frontier of a family: its points not dominated by another of its points (no more GPU-hours
-and no less attainment). The GPU-hours of a family at attainment level L: linear interpolation
-along the frontier between the two points whose attainments bracket L (time-sharing two
-configurations gives roughly that mixture); the cheapest frontier point when every point is above
-L; not reached when none is.
+and no less attainment). The GPU-hours of a family at attainment level L: the cheapest of its frontier
+points at or above L and of the mixtures of two frontier points that bracket L (running each
+configuration for a share of the time gives, roughly, that linear mixture of both figures): the
+frontier's lower convex hull at L; not reached when no point reaches L.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -78,16 +79,21 @@ def frontier(rows: list[dict[str, Any]], measure: str) -> list[dict[str, Any]]:
 
 
 def gpu_hours_at(front: list[dict[str, Any]], measure: str, level: float) -> float | None:
-    """GPU-hours to reach ``level`` along the frontier (linear between the bracketing points;
-    the cheapest point when all are above; None when none reaches it)."""
-    for i, r in enumerate(front):
-        if r[measure] >= level:
-            if i == 0:
-                return float(r["gpu_hours"])
-            lo = front[i - 1]
-            share = (level - lo[measure]) / (r[measure] - lo[measure])
-            return float(lo["gpu_hours"] + share * (r["gpu_hours"] - lo["gpu_hours"]))
-    return None
+    """GPU-hours to reach ``level`` with the frontier's points: the cheapest of any point at or
+    above it and of any mixture of two points that bracket it (running each configuration for
+    a share of the time: linear in both figures), i.e. the frontier's lower convex hull; None
+    when no point reaches it."""
+    best: float | None = None
+    for hi in front:
+        if hi[measure] < level:
+            continue
+        best = min(float(hi["gpu_hours"]), best if best is not None else math.inf)
+        for lo in front:
+            if lo[measure] < level < hi[measure]:
+                share = (level - lo[measure]) / (hi[measure] - lo[measure])
+                mix = float(lo["gpu_hours"] + share * (hi["gpu_hours"] - lo["gpu_hours"]))
+                best = min(best, mix)
+    return best
 
 
 def matched(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], float | None]:

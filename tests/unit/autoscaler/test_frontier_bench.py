@@ -58,3 +58,13 @@ def test_the_sweep_file_covers_every_family_on_both_traces_and_cold_starts() -> 
     assert pairs == {("conv", "60s"), ("conv", "210s"), ("code", "60s"), ("code", "210s")}
     assert len(sweep.points) == 4 * len(configs)
     assert {"gpu_hours", "attainment", "windows_met"} <= set(sweep.figures)
+
+
+def test_a_level_is_reached_by_the_cheapest_mixture_of_two_points() -> None:
+    # (0.917, 40) lies above the line from (0.91, 24) to (0.954, 42): time-sharing those two
+    # reaches 0.95 for less than any mixture with (0.917, 40).
+    front = fb.frontier([row(24, 0.91), row(40, 0.917), row(42, 0.954)], "attainment")
+    assert len(front) == 3
+    expected = 24 + (0.95 - 0.91) / (0.954 - 0.91) * (42 - 24)
+    assert fb.gpu_hours_at(front, "attainment", 0.95) == pytest.approx(expected)
+    assert expected < 40 + (0.95 - 0.917) / (0.954 - 0.917) * 2
