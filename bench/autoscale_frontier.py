@@ -20,10 +20,10 @@ Figures per point: GPU-hours (pods' allocated GPU-hours plus what terminating po
 they drained), per-request attainment (TTFT within 2 s and mean TPOT within 200 ms), per-minute
 attainment (share of 1-minute windows meeting TTFT-P90 and ITL-P99), requests aborted at SIGKILL.
 The frontier of a family: its points not dominated by another of its points (no more GPU-hours
-and no less attainment). The GPU-hours of a family at attainment level L: the cheapest of its frontier
-points at or above L and of the mixtures of two frontier points that bracket L (running each
-configuration for a share of the time gives, roughly, that linear mixture of both figures): the
-frontier's lower convex hull at L; not reached when no point reaches L.
+and no less attainment). The GPU-hours of a family at attainment level L: the cheapest of its
+frontier points at or above L and of the mixtures of two frontier points that bracket L
+(running each configuration for a share of the time gives, roughly, that linear mixture of both
+figures): the frontier's lower convex hull at L; not reached when no point reaches L.
 """
 
 from __future__ import annotations
