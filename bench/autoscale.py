@@ -38,30 +38,31 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field, replace
-from itertools import pairwise
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from gpuplane.autoscaler.promql.evaluator import evaluate
-from gpuplane.autoscaler.slo.capacity import Corrections, LoadMix, PoolRole, SloTargets, meets
-from gpuplane.core.kernel import Priority
+from gpuplane.autoscaler.slo.capacity import SloTargets
 from gpuplane.k8s.scenario_loader import load_scenario_spec
-from gpuplane.serving.routing.outcome import Status
 from gpuplane.serving.traffic.azure import load_azure_trace
 from gpuplane.serving.traffic.trace import Trace
+from gpuplane.twin.autoscale_bench import (
+    Bench,
+    Recorder,
+    oscillations,
+    record,
+    run_oracle,
+    window_attainment,
+)
 from gpuplane.twin.build import simulation_from_spec
-from gpuplane.twin.controllers.deployment import DeploymentController
 from gpuplane.twin.scenario.serving_spec import ColdStart
 from gpuplane.twin.scenario.spec import ScenarioSpec
 from gpuplane.twin.serving.runtime import ServingRuntime
-from gpuplane.twin.simulation import Simulation
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples/autoscaling"
@@ -80,9 +81,8 @@ COLD_STARTS = {
 }
 CONFIGS = ("keda-seed", "keda-queue", "slo", "oracle")
 SERVICE, KEY = "qwen-chat", "llm/vllm-qwen-72b-instruct"
-WARMUP_S, WINDOW_S, SYNC_S, SAMPLE_S = 300.0, 60.0, 15.0, 15.0
+WARMUP_S = 300.0
 MIN_REPLICAS, MAX_REPLICAS = 2, 16
-PROMPT_QS = (0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,14 +94,6 @@ class Case:
     ttft_s: float
     itl_s: float
     seed: int = 0
-
-
-@dataclass(slots=True)
-class Recorder:
-    """Replica changes as they are written, and periodic samples of replicas and queue."""
-
-    changes: list[tuple[float, int, int]] = field(default_factory=list)
-    samples: list[tuple[float, int, int, float]] = field(default_factory=list)
 
 
 # -- scenarios ------------------------------------------------------------------------------------
@@ -130,101 +122,11 @@ def build_spec(case: Case, trace: Trace) -> ScenarioSpec:
     return replace(base, serving=serving, scaled_objects=objects)
 
 
-def record(sim: Simulation, rec: Recorder, until_s: float) -> None:
-    deployments = sim.component(DeploymentController)
-    plain_scale = deployments.scale
-
-    def scale(key: str, replicas: int, reason: str = "") -> None:
-        state = sim.cluster.store.deployments.get(key)
-        if state is not None and state.replicas != replicas:
-            rec.changes.append((sim.cluster.now, state.replicas, replicas))
-        plain_scale(key, replicas, reason)
-
-    deployments.scale = scale  # type: ignore[method-assign]
-    store, tsdb = sim.cluster.store, sim.cluster.tsdb
-
-    def sample() -> None:
-        now = sim.cluster.now
-        state = store.deployments[KEY]
-        serving = sim.component(ServingRuntime)
-        ready = sum(1 for p, _ in serving.pods_of(SERVICE) if p.conditions.get("Ready"))
-        rec.samples.append((now, state.replicas, ready, scalar(f"sum({WAITING})", tsdb, now)))
-        if now + SAMPLE_S <= until_s:
-            sim.cluster.loop.after(SAMPLE_S, sample, priority=Priority.METRICS, label="bench")
-
-    sim.cluster.loop.schedule(0.0, sample, priority=Priority.METRICS, label="bench")
-
-
-WAITING = f'vllm:num_requests_waiting{{service="{SERVICE}"}}'
-
-
-def scalar(query: str, store: Any, t: float) -> float:
-    samples = getattr(evaluate(query, store, t), "samples", ())
-    value = float(samples[0].value) if samples else 0.0
-    return value if math.isfinite(value) else math.nan
-
-
-# -- the oracle -----------------------------------------------------------------------------------
-def window_needs(
-    case: Case, arrivals: np.ndarray, prompts: np.ndarray, outputs: np.ndarray, capacity: Any
-) -> list[int]:
-    """Per 60 s window of traffic, the fewest replicas the capacity model says meet the SLO."""
-    targets, none = SloTargets(case.ttft_s, case.itl_s), Corrections()
-    needs = []
-    for start in np.arange(WARMUP_S, WARMUP_S + case.duration_s, WINDOW_S):
-        lo, hi = np.searchsorted(arrivals, [start, start + WINDOW_S])
-        if hi <= lo:
-            needs.append(MIN_REPLICAS)
-            continue
-        qs = np.quantile(prompts[lo:hi], PROMPT_QS)
-        mix = LoadMix(
-            float(prompts[lo:hi].mean()),
-            float(outputs[lo:hi].mean()),
-            tuple((q, float(v)) for q, v in zip(PROMPT_QS, qs, strict=True)),
-        )
-        rate = (hi - lo) / WINDOW_S
-        n = next(
-            (
-                n
-                for n in range(MIN_REPLICAS, MAX_REPLICAS + 1)
-                if meets(
-                    PoolRole.UNIFIED,
-                    capacity.predict(PoolRole.UNIFIED, n, rate, mix),
-                    targets,
-                    none,
-                )
-            ),
-            MAX_REPLICAS,
-        )
-        needs.append(n)
-    return needs
-
-
-def run_oracle(sim: Simulation, case: Case, until_s: float) -> None:
-    serving = sim.component(ServingRuntime)
-    deployments = sim.component(DeploymentController)
-    plan: dict[str, Any] = {}
-
-    def tick() -> None:
-        now = sim.cluster.now
-        if "needs" not in plan:
-            capacity = serving.capacity_model(SERVICE)
-            if capacity is None:
-                sim.cluster.loop.after(SYNC_S, tick, priority=Priority.CONTROLLER, label="oracle")
-                return
-            svc = serving.services[SERVICE]
-            plan["needs"] = window_needs(case, svc.arrivals, svc.prompts, svc.outputs, capacity)
-            plan["cold"] = serving.cold_start_estimate(SERVICE)
-        needs, reach = plan["needs"], plan["cold"] + SYNC_S
-        first = max(0, int((now - WARMUP_S) // WINDOW_S))
-        last = min(int((now + reach - WARMUP_S) // WINDOW_S), len(needs) - 1)
-        desired = max([MIN_REPLICAS, *needs[first : last + 1]])
-        if first < len(needs) and desired != sim.cluster.store.deployments[KEY].replicas:
-            deployments.scale(KEY, desired, "oracle")
-        if now + SYNC_S <= until_s:
-            sim.cluster.loop.after(SYNC_S, tick, priority=Priority.CONTROLLER, label="oracle")
-
-    sim.cluster.loop.schedule(0.0, tick, priority=Priority.CONTROLLER, label="oracle")
+def bench_of(case: Case) -> Bench:
+    """What the instruments (``gpuplane.twin.autoscale_bench``) watch in a case's run."""
+    return Bench(
+        SERVICE, KEY, WARMUP_S, case.duration_s, case.ttft_s, case.itl_s, MIN_REPLICAS, MAX_REPLICAS
+    )
 
 
 # -- one run --------------------------------------------------------------------------------------
@@ -234,15 +136,16 @@ def run_case(case: Case) -> dict[str, Any]:
     until = WARMUP_S + case.duration_s
     sim = simulation_from_spec(spec, seed=case.seed, keep_events=False)
     rec = Recorder()
-    record(sim, rec, until)
+    bench = bench_of(case)
+    record(sim, bench, rec, until)
     if case.config == "oracle":
-        run_oracle(sim, case, until)
+        run_oracle(sim, bench, SloTargets(case.ttft_s, case.itl_s), until)
     started = time.perf_counter()
     result = sim.run(until)
     wall = time.perf_counter() - started
     assert result.summary.serving is not None
     svc = result.summary.serving.services[0]
-    windows = window_attainment(sim, case)
+    windows = window_attainment(sim, bench)
     return {
         "trace": case.trace,
         "cold": case.cold,
@@ -264,42 +167,6 @@ def run_case(case: Case) -> dict[str, Any]:
         "wall_s": round(wall, 1),
         "series": [[round(t, 1), r, ready, q] for t, r, ready, q in rec.samples],
     }
-
-
-def oscillations(changes: list[tuple[float, int, int]]) -> int:
-    """Direction changes of the replica count (up then down, or down then up)."""
-    signs = [1 if new > old else -1 for _, old, new in changes]
-    return sum(1 for a, b in pairwise(signs) if a != b)
-
-
-def window_attainment(sim: Simulation, case: Case) -> dict[str, float]:
-    """Share of 60 s windows whose TTFT-P90 and ITL-P99 meet the targets."""
-    outcomes = sim.component(ServingRuntime).services[SERVICE].sim.result().outcomes
-    arrival = np.array([o.arrival_s for o in outcomes])
-    ttft = np.array(
-        [
-            o.ttft_s if o.status is Status.COMPLETED and o.ttft_s is not None else math.inf
-            for o in outcomes
-        ]
-    )
-    itl_q = (
-        "histogram_quantile(0.99, sum by (le) "
-        f'(increase(vllm:inter_token_latency_seconds_bucket{{service="{SERVICE}"}}[1m])))'
-    )
-    met = {"ttft": 0, "itl": 0, "both": 0}
-    starts = np.arange(WARMUP_S, WARMUP_S + case.duration_s, WINDOW_S)
-    for start in starts:
-        inside = (arrival >= start) & (arrival < start + WINDOW_S)
-        t_ok = (
-            not inside.any()
-            or float(np.quantile(ttft[inside], 0.9, method="inverted_cdf")) <= case.ttft_s
-        )
-        itl = scalar(itl_q, sim.cluster.tsdb, start + WINDOW_S)
-        i_ok = not math.isfinite(itl) or itl <= case.itl_s
-        met["ttft"] += t_ok
-        met["itl"] += i_ok
-        met["both"] += t_ok and i_ok
-    return {k: round(v / len(starts), 4) for k, v in met.items()}
 
 
 # -- report ---------------------------------------------------------------------------------------

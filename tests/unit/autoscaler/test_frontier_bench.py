@@ -1,20 +1,20 @@
-"""bench/autoscale_frontier.py: the grid, the ScaledObject variants, the frontier arithmetic."""
+"""bench/autoscale_frontier.py: the sweep file it runs, families and views, the frontier
+arithmetic."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from bench import autoscale as ab
 from bench import autoscale_frontier as fb
 
-from gpuplane.k8s.scenario_loader import load_scenario_spec
-from gpuplane.serving.traffic.azure import load_azure_trace
+from gpuplane.cli.sweep_bases import bases
+from gpuplane.twin.sweep import load_sweep
 
 
-def row(gpu: float, att: float, family: str = "slo") -> dict[str, Any]:
-    point = {"trace": "conv", "cold": "60s", "family": family, "knobs": []}
-    return {"gpu_hours": gpu, "attainment": att, "windows_met": att, "point": point}
+def row(gpu: float, att: float, config: str = "slo") -> dict[str, Any]:
+    record = {"trace": "conv", "cold_start": "60s", "config": config}
+    return {**fb.as_row(record), "gpu_hours": gpu, "attainment": att, "windows_met": att}
 
 
 def test_the_frontier_keeps_only_undominated_points() -> None:
@@ -35,48 +35,36 @@ def test_gpu_hours_at_a_level_interpolate_along_the_frontier() -> None:
     assert fb.gpu_hours_at(front, "attainment", 0.999) is None  # not reached
 
 
-def test_the_grid_is_deterministic_and_its_keys_unique() -> None:
-    pairs = [("conv", "60s"), ("code", "210s")]
-    a, b = fb.grid(15.0, pairs), fb.grid(15.0, pairs)
-    assert a == b
-    assert len({p.key for p in a}) == len(a)
-    assert {p.family for p in a} == set(fb.FAMILIES)
+def test_families_and_views() -> None:
+    rows = [
+        row(10, 0.9, "slo"),
+        row(9, 0.9, "slo:objective=per_request,target_margin=0.8"),
+        row(8, 0.9, "keda:queue=2"),
+    ]
+    assert rows[1]["point"]["family"] == "slo" and rows[1]["knobs"].startswith("objective")
+    assert [r["gpu_hours"] for r in fb.members(rows, "slo")] == [10, 9]
+    assert [r["gpu_hours"] for r in fb.members(rows, "slo:per_request")] == [9]
+    assert [r["gpu_hours"] for r in fb.members(rows, "slo:percentile")] == [10]
+    assert fb.members(rows, "keda")[0]["knobs"] == "queue=2"
+    text = fb.markdown(rows)
+    assert "| conv, 60s | per request | slo | 9.00 | not reached | not reached |" in text
 
 
-def test_keda_variants_are_valid_scaled_objects() -> None:
-    base = load_scenario_spec(ab.EXAMPLES / "scenario.yaml").spec
-    (so,) = base.scaled_objects
-    ttft = fb.keda_object(so, "keda-ttft", {"ttft_s": 1.0})
-    (trigger,) = ttft.spec.triggers
-    assert "time_to_first_token_seconds_bucket" in trigger.metadata["query"]
-    assert 'model_name="qwen-72b"' in trigger.metadata["query"]
-    assert trigger.metadata["threshold"] == "1"
-    queue = fb.keda_object(so, "keda-queue", {"queue": 10})
-    assert [t.metadata["threshold"] for t in queue.spec.triggers] == ["10"]
-    both = fb.keda_object(so, "keda", {"kv": 0.5, "up_policy": "2 pods/60s", "polling_s": 30})
-    assert [t.metadata["threshold"] for t in both.spec.triggers] == ["5", "0.50"]
-    assert both.spec.pollingInterval == 30
-    behavior = both.spec.advanced.horizontalPodAutoscalerConfig.behavior  # type: ignore[union-attr]
-    assert behavior is not None and behavior.scaleUp is not None
-    assert behavior.scaleUp.policies is not None
-    assert behavior.scaleUp.policies[0].type == "Pods"
+def test_the_sweep_file_covers_every_family_on_both_traces_and_cold_starts() -> None:
+    sweep = load_sweep(fb.SWEEP, bases())
+    configs = {str(p.value("config")) for p in sweep.points}
+    assert {c.partition(":")[0] for c in configs} == set(fb.FAMILIES)
+    pairs = {(p.value("trace"), p.value("cold_start")) for p in sweep.points}
+    assert pairs == {("conv", "60s"), ("conv", "210s"), ("code", "60s"), ("code", "210s")}
+    assert len(sweep.points) == 4 * len(configs)
+    assert {"gpu_hours", "attainment", "windows_met"} <= set(sweep.figures)
 
 
-def test_slo_knobs_are_validated_like_settings() -> None:
-    trace = load_azure_trace(ab.TRACE_DIR / ab.TRACES["conv"][0])
-    point = fb.Point("conv", "60s", "slo", (("target_margin", 0.7),), 15.0)
-    spec, _ = fb.point_spec(point, trace)
-    assert spec.serving is not None
-    assert spec.serving.slo_scalers[0].settings.target_margin == 0.7
-    bad = fb.Point("conv", "60s", "slo", (("target_margin", 1.5),), 15.0)
-    with pytest.raises(ValueError, match="target_margin"):
-        fb.point_spec(bad, trace)
-
-
-def test_a_short_point_runs_and_reports_its_figures() -> None:
-    point = fb.Point("code", "60s", "oracle", (("target_margin", 1.0),), 0.5)
-    out, again = fb.run_point(point), fb.run_point(point)
-    del out["wall_s"], again["wall_s"]  # the only figure that is not the point's
-    assert out == again
-    assert out["gpu_hours"] > 0 and 0.0 <= out["attainment"] <= 1.0
-    assert out["arrived"] > 0
+def test_a_level_is_reached_by_the_cheapest_mixture_of_two_points() -> None:
+    # (0.917, 40) lies above the line from (0.91, 24) to (0.954, 42): time-sharing those two
+    # reaches 0.95 for less than any mixture with (0.917, 40).
+    front = fb.frontier([row(24, 0.91), row(40, 0.917), row(42, 0.954)], "attainment")
+    assert len(front) == 3
+    expected = 24 + (0.95 - 0.91) / (0.954 - 0.91) * (42 - 24)
+    assert fb.gpu_hours_at(front, "attainment", 0.95) == pytest.approx(expected)
+    assert expected < 40 + (0.95 - 0.917) / (0.954 - 0.917) * 2

@@ -40,24 +40,13 @@ import math
 from dataclasses import dataclass
 
 from gpuplane.autoscaler.slo.capacity import LoadMix, PoolRole, Prediction
+from gpuplane.autoscaler.slo.per_request import request_share
+from gpuplane.autoscaler.slo.queueing import erlang_c
+
+__all__ = ["AnalyticCapacity", "erlang_c"]
 
 _TTFT_Q = 0.9
 _ITL_TAIL = 0.01  # ITL is a 99th percentile
-
-
-def erlang_c(servers: int, offered: float) -> float:
-    """Probability that an arrival waits in an M/M/c queue (``offered = λ·S`` in servers).
-
-    Erlang B by its stable recurrence, then C from B; 1 when the queue is unstable.
-    """
-    if offered <= 0:
-        return 0.0
-    if offered >= servers:
-        return 1.0
-    b = 1.0
-    for k in range(1, servers + 1):
-        b = offered * b / (k + offered * b)
-    return servers * b / (servers - offered * (1.0 - b))
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +150,18 @@ class AnalyticCapacity:
             itl = self._itl_p99(role, replicas, arrival_rps, mix, rho_p)
         return Prediction(ttft, itl, utilisation)
 
+    def request_attainment(
+        self,
+        role: PoolRole,
+        replicas: int,
+        arrival_rps: float,
+        mix: LoadMix,
+        ttft_s: float,
+        tpot_s: float,
+    ) -> float:
+        """Share of requests with TTFT <= ``ttft_s`` and mean TPOT <= ``tpot_s``."""
+        return request_share(self, role, replicas, arrival_rps, mix, ttft_s, tpot_s)
+
     def _ttft_p90(
         self, role: PoolRole, replicas: int, rate: float, mix: LoadMix, rho_d: float
     ) -> float:
@@ -181,10 +182,10 @@ class AnalyticCapacity:
         own = self.prefill_s(mix.prompt_tokens_at(_TTFT_Q)) * stretch
         in_flight = 0.0
         if role is PoolRole.UNIFIED:
-            in_flight = self._decode_step(replicas, rate, mix, rho_p=0.0)
+            in_flight = self.decode_step(replicas, rate, mix, rho_p=0.0)
         return wait_p90 + own + in_flight
 
-    def _decode_step(self, replicas: int, rate: float, mix: LoadMix, rho_p: float) -> float:
+    def decode_step(self, replicas: int, rate: float, mix: LoadMix, rho_p: float) -> float:
         """A decode-only step at the Little's-law batch (``inf`` when decode cannot keep up)."""
         if rho_p >= 1:
             return math.inf
@@ -202,7 +203,7 @@ class AnalyticCapacity:
     def _itl_p99(
         self, role: PoolRole, replicas: int, rate: float, mix: LoadMix, rho_p: float
     ) -> float:
-        step = self._decode_step(replicas, rate, mix, rho_p)
+        step = self.decode_step(replicas, rate, mix, rho_p)
         if not math.isfinite(step):
             return math.inf
         if role is PoolRole.DECODE:

@@ -79,10 +79,23 @@ class LoadMix:
 
 @dataclass(frozen=True, slots=True)
 class SloTargets:
-    """A service's latency objective: TTFT at the 90th and ITL at the 99th percentile."""
+    """A service's latency objective.
+
+    Percentile form (``request_attainment`` None, the default): TTFT at the 90th and ITL at the
+    99th percentile. Per-request form: at least ``request_attainment`` of the requests have a
+    TTFT within ``ttft_p90_s`` and a mean time per output token within ``itl_p99_s`` (the two
+    fields then hold the per-request thresholds; the names stay so that the learnt corrections,
+    which compare the observed percentiles with the predicted ones, keep one meaning).
+    """
 
     ttft_p90_s: float
     itl_p99_s: float
+    request_attainment: float | None = None
+
+    def __post_init__(self) -> None:
+        share = self.request_attainment
+        if share is not None and not 0.0 < share < 1.0:
+            raise ValueError(f"request_attainment must be within (0, 1), got {share}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +125,19 @@ class CapacityModel(Protocol):
     def predict(
         self, role: PoolRole, replicas: int, arrival_rps: float, mix: LoadMix
     ) -> Prediction: ...
+
+    def request_attainment(
+        self,
+        role: PoolRole,
+        replicas: int,
+        arrival_rps: float,
+        mix: LoadMix,
+        ttft_s: float,
+        tpot_s: float,
+    ) -> float:
+        """Share of requests with TTFT <= ``ttft_s`` and mean TPOT <= ``tpot_s`` (non-decreasing
+        in replicas, non-increasing in the rate)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +170,37 @@ def meets(
         if not value * factor <= target:
             return False
     return True
+
+
+def meets_at(
+    model: CapacityModel,
+    role: PoolRole,
+    replicas: int,
+    rate: float,
+    mix: LoadMix,
+    targets: SloTargets,
+    corrections: Corrections,
+) -> bool:
+    """Whether ``replicas`` meet ``targets`` at ``rate``, in either form of the objective.
+
+    Per-request form: stable, and the modelled share of requests within the thresholds is at
+    least the target once the corrections have stretched the latencies (a latency ``f`` times
+    the model's meets a threshold ``X`` when the model's meets ``X / f``).
+    """
+    prediction = model.predict(role, replicas, rate, mix)
+    if targets.request_attainment is None:
+        return meets(role, prediction, targets, corrections)
+    if not prediction.utilisation < 1.0:
+        return False
+    share = model.request_attainment(
+        role,
+        replicas,
+        rate,
+        mix,
+        targets.ttft_p90_s / corrections.ttft,
+        targets.itl_p99_s / corrections.itl,
+    )
+    return share >= targets.request_attainment
 
 
 def sustainable_rps(

@@ -2,7 +2,9 @@
 
 - **SLO**: the fewest replicas whose predicted TTFT p90 (prefill, unified) and ITL p99 (decode,
   unified), corrected by what was observed, meet the targets at the forecast rate, and whose
-  utilisation stays below 1.
+  utilisation stays below 1. With the per-request objective (``objective: per_request``): the
+  fewest replicas at which the modelled share of requests with TTFT and mean TPOT within the
+  thresholds reaches ``request_attainment`` (``per_request.py``).
 - **Backlog** (prefill, unified): the queue projected to the moment a replica started now
   serves (it grows while arrivals exceed what the Ready and arriving replicas sustain, drains
   otherwise). What one TTFT budget of arrivals explains (``rate × ttft``, Little's law) is
@@ -31,7 +33,7 @@ from gpuplane.autoscaler.slo.capacity import (
     Corrections,
     PoolRole,
     SloTargets,
-    meets,
+    meets_at,
     sustainable_rps,
 )
 from gpuplane.autoscaler.slo.settings import SloScalerSettings
@@ -77,8 +79,7 @@ def smallest_meeting(
     mix = pool.signals.mix
 
     def ok(n: int) -> bool:
-        prediction = pool.capacity.predict(pool.role, n, rate, mix)
-        return meets(pool.role, prediction, targets, corrections)
+        return meets_at(pool.capacity, pool.role, n, rate, mix, targets, corrections)
 
     lo, hi = 1, pool.max_replicas
     if not ok(hi):
@@ -100,6 +101,15 @@ def shortfall(
     p = pool.capacity.predict(pool.role, replicas, rate, pool.signals.mix)
     if not p.utilisation < 1.0:
         return f"{replicas} would saturate (utilisation {p.utilisation:.2f})"
+    share = targets.request_attainment
+    if share is not None:
+        ttft, tpot = targets.ttft_p90_s / fixes.ttft, targets.itl_p99_s / fixes.itl
+        got = pool.capacity.request_attainment(
+            pool.role, replicas, rate, pool.signals.mix, ttft, tpot
+        )
+        if got < share:
+            return f"{got:.3f} of requests at {replicas} would meet it < {share:.3g}"
+        return f"{replicas} meet it"
     checks = (
         ("TTFT p90", p.ttft_p90_s, fixes.ttft, targets.ttft_p90_s),
         ("ITL p99", p.itl_p99_s, fixes.itl, targets.itl_p99_s),

@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from gpuplane.autoscaler.slo.capacity import SloTargets
 from gpuplane.autoscaler.slo.decision import PoolDecision, PoolNumbers, ScaleAction, SloDecision
 from gpuplane.autoscaler.slo.forecast import RateForecast, forecast_rate
 from gpuplane.autoscaler.slo.need import (
@@ -85,13 +84,7 @@ class _Step:
         self.forecast = _forecast(pool, settings)
         self.observed = sig.observed_rps()
         rate = max(self.forecast.upper_rps, self.observed * (1.0 + settings.headroom))
-        slo = pool.slo or settings.targets()
-        margin, itl = settings.target_margin, settings.itl_margin
-        self.targets = (
-            slo
-            if margin == 1.0 and itl == 1.0
-            else SloTargets(slo.ttft_p90_s * margin, slo.itl_p99_s * margin * itl)
-        )
+        self.targets = settings.targets() if pool.slo is None else settings.sized(pool.slo)
         waited = 0.0
         budget, queued = settings.queue_time_budget, sig.queue_time_p90_s
         if budget is not None and queued is not None:
@@ -219,6 +212,11 @@ def _from_zero(step: _Step) -> _Choice:
 def _up_reason(step: _Step, need: int, target: int) -> str:
     up, t = step.up, step.targets
     slo = f"TTFT p90 <= {_fmt(t.ttft_p90_s)} s / ITL p99 <= {_fmt(t.itl_p99_s)} s"
+    if t.request_attainment is not None:
+        slo = (
+            f"{_fmt(t.request_attainment)} of requests with TTFT <= {_fmt(t.ttft_p90_s)} s and "
+            f"mean TPOT <= {_fmt(t.itl_p99_s)} s"
+        )
     if up.binding == "slo" and 1 < need <= step.pool.max_replicas and not up.unattainable:
         missed = shortfall(step.pool, need - 1, step.load.forecast_rps, t, step.fixes)
         slo = f"{slo} ({missed})"

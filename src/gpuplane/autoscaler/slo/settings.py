@@ -7,7 +7,7 @@ Durations accept what :func:`gpuplane.core.duration.parse_duration_s` accepts (`
 from __future__ import annotations
 
 from statistics import NormalDist
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -42,6 +42,20 @@ class SloScalerSettings(BaseModel):
         0.2,
         gt=0,
         description="inter-token latency objective at the 99th percentile (Vidur-Search: 0.2 s)",
+    )
+    objective: Literal["percentile", "per_request"] = Field(
+        "percentile",
+        description="what the objective counts. percentile: TTFT p90 <= ttft_p90_s and ITL p99 "
+        "<= itl_p99_s over the pool (Vidur-Search's form, checked each minute); per_request: at "
+        "least request_attainment of the requests have TTFT <= ttft_p90_s and mean time per "
+        "output token <= itl_p99_s (the twin's slo_attainment, most SLO contracts' form)",
+    )
+    request_attainment: float = Field(
+        0.95,
+        gt=0,
+        lt=1,
+        description="with objective per_request: the share of requests that must meet both "
+        "thresholds",
     )
     target_margin: float = Field(
         1.0,
@@ -180,7 +194,14 @@ class SloScalerSettings(BaseModel):
         return cold_start_s + self.sync_period_s
 
     def targets(self) -> SloTargets:
-        return SloTargets(self.ttft_p90_s, self.itl_p99_s)
+        return self.sized(SloTargets(self.ttft_p90_s, self.itl_p99_s))
+
+    def sized(self, slo: SloTargets) -> SloTargets:
+        """The targets the scaler sizes for: a service's objective with the margins applied and
+        this objective's form (per-request share or percentiles)."""
+        share = self.request_attainment if self.objective == "per_request" else None
+        margin, itl = self.target_margin, self.itl_margin
+        return SloTargets(slo.ttft_p90_s * margin, slo.itl_p99_s * margin * itl, share)
 
     def z(self) -> float:
         """The standard-normal quantile of ``forecast_quantile``."""

@@ -96,5 +96,5 @@ def test_mistakes_are_located(
 def test_unknown_base_kind_lists_the_kinds(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
     path.write_text("name: x\nbase:\n  openbb: {}\nparameters:\n  seed: {values: [1]}\n")
-    expected = "s.yaml:3: base.openbb: unknown base kind 'openbb'; expected one of fit, openb"
-    assert expected in located(path)
+    expected = "s.yaml:3: base.openbb: unknown base kind 'openbb'; expected one of autoscaling, "
+    assert expected + "fit, openb, scenario" in located(path)
