@@ -51,14 +51,7 @@ from gpuplane.autoscaler.slo.capacity import SloTargets
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.serving.traffic.azure import load_azure_trace
 from gpuplane.serving.traffic.trace import Trace
-from gpuplane.twin.autoscale_bench import (
-    Bench,
-    Recorder,
-    oscillations,
-    record,
-    run_oracle,
-    window_attainment,
-)
+from gpuplane.twin.autoscale_bench import Bench, run_figures, run_instrumented
 from gpuplane.twin.build import simulation_from_spec
 from gpuplane.twin.scenario.serving_spec import ColdStart
 from gpuplane.twin.scenario.spec import ScenarioSpec
@@ -135,37 +128,17 @@ def run_case(case: Case) -> dict[str, Any]:
     spec = build_spec(case, trace)
     until = WARMUP_S + case.duration_s
     sim = simulation_from_spec(spec, seed=case.seed, keep_events=False)
-    rec = Recorder()
     bench = bench_of(case)
-    record(sim, bench, rec, until)
-    if case.config == "oracle":
-        run_oracle(sim, bench, SloTargets(case.ttft_s, case.itl_s), until)
-    started = time.perf_counter()
-    result = sim.run(until)
-    wall = time.perf_counter() - started
-    assert result.summary.serving is not None
-    svc = result.summary.serving.services[0]
-    windows = window_attainment(sim, bench)
+    oracle = SloTargets(case.ttft_s, case.itl_s) if case.config == "oracle" else None
+    run = run_instrumented(sim, bench, oracle, until)
     return {
         "trace": case.trace,
         "cold": case.cold,
         "config": case.config,
         "cold_start_s": round(sim.component(ServingRuntime).cold_start_estimate(SERVICE), 1),
-        "gpu_hours": result.summary.pods.gpu_hours_allocated,
-        "attainment": svc.slo_attainment,
-        "windows_met": windows["both"],
-        "windows_ttft_met": windows["ttft"],
-        "windows_itl_met": windows["itl"],
-        "ttft_p90_s": svc.latency_s.ttft_p90_s,
-        "itl_p99_s": svc.latency_s.itl_p99_s,
-        "arrived": svc.requests.arrived,
-        "rejected": svc.requests.rejected,
-        "scale_events": len(rec.changes),
-        "oscillations": oscillations(rec.changes),
-        "max_replicas": max((r for _, r, _, _ in rec.samples), default=0),
-        "mean_replicas": round(float(np.mean([r for _, r, _, _ in rec.samples])), 2),
-        "wall_s": round(wall, 1),
-        "series": [[round(t, 1), r, ready, q] for t, r, ready, q in rec.samples],
+        **run_figures(run, bench),
+        "wall_s": round(run.wall_s, 1),
+        "series": [[round(t, 1), r, ready, q] for t, r, ready, q in run.rec.samples],
     }
 
 

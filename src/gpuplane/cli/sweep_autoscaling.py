@@ -23,7 +23,6 @@ the base: a worker reads no file.
 from __future__ import annotations
 
 import hashlib
-import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -45,14 +44,7 @@ from gpuplane.core.validation import validate_model
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.serving.traffic.azure import load_azure_trace
 from gpuplane.serving.traffic.trace import Trace
-from gpuplane.twin.autoscale_bench import (
-    Bench,
-    Recorder,
-    oscillations,
-    record,
-    run_oracle,
-    window_attainment,
-)
+from gpuplane.twin.autoscale_bench import Bench, run_figures, run_instrumented
 from gpuplane.twin.build import simulation_from_spec
 from gpuplane.twin.scenario.serving_spec import ColdStart
 from gpuplane.twin.scenario.spec import ScenarioSpec
@@ -265,35 +257,8 @@ def run_bench(
     """One twin run with the instruments; the figures asked for, in that order."""
     until = bench.traffic_start_s + bench.traffic_s
     sim = simulation_from_spec(spec, seed=seed, keep_events=False)
-    rec = Recorder()
-    record(sim, bench, rec, until)
-    if config.family == "oracle":
-        run_oracle(sim, bench, oracle, until)
-    started = time.perf_counter()
-    result = sim.run(until)
-    wall = time.perf_counter() - started
-    assert result.summary.serving is not None
-    svc = result.summary.serving.services[0]
-    term = svc.termination
-    windows = window_attainment(sim, bench)
-    replicas = [r for _, r, _, _ in rec.samples]
-    values: dict[str, Cell] = {
-        "gpu_hours": round(result.summary.pods.gpu_hours_allocated + term.gpu_hours, 4),
-        "attainment": svc.slo_attainment,
-        "windows_met": windows["both"],
-        "windows_ttft_met": windows["ttft"],
-        "windows_itl_met": windows["itl"],
-        "ttft_p90_s": svc.latency_s.ttft_p90_s,
-        "itl_p99_s": svc.latency_s.itl_p99_s,
-        "arrived": svc.requests.arrived,
-        "aborted_at_kill": term.requests_aborted,
-        "terminating_gpu_hours": round(term.gpu_hours, 4),
-        "scale_events": len(rec.changes),
-        "oscillations": oscillations(rec.changes),
-        "mean_replicas": round(sum(replicas) / len(replicas), 3) if replicas else None,
-        "max_replicas": max(replicas, default=None),
-        "wall_s": round(wall, 3),
-    }
+    run = run_instrumented(sim, bench, oracle if config.family == "oracle" else None, until)
+    values = run_figures(run, bench)
     return {name: values[name] for name in figures}
 
 

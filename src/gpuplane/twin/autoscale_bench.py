@@ -19,6 +19,7 @@ the ``autoscaling`` sweep base): replica changes and samples, the oracle, per-mi
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -204,3 +205,57 @@ def window_attainment(sim: Simulation, bench: Bench) -> dict[str, float]:
         met["itl"] += i_ok
         met["both"] += t_ok and i_ok
     return {k: round(v / len(starts), 4) for k, v in met.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class BenchRun:
+    """One instrumented twin run: the simulation, its result and what the recorder saw."""
+
+    sim: Simulation
+    result: Any  # twin.simulation's RunResult
+    rec: Recorder
+    wall_s: float
+
+
+def run_instrumented(
+    sim: Simulation, bench: Bench, oracle: SloTargets | None, until_s: float
+) -> BenchRun:
+    """Run ``sim`` to ``until_s`` with the recorder (and the oracle sizing each minute, when
+    ``oracle`` is given); ``wall_s`` is the run's own time (not reproducible)."""
+    rec = Recorder()
+    record(sim, bench, rec, until_s)
+    if oracle is not None:
+        run_oracle(sim, bench, oracle, until_s)
+    started = time.perf_counter()
+    result = sim.run(until_s)
+    return BenchRun(sim, result, rec, time.perf_counter() - started)
+
+
+def run_figures(run: BenchRun, bench: Bench) -> dict[str, float | int | None]:
+    """The benchmark's figures of one run: GPU-hours (allocated, plus what terminating pods held
+    while they drained), per-request and per-minute attainment, latencies, requests, scale
+    events and replicas."""
+    summary = run.result.summary
+    assert summary.serving is not None
+    svc = summary.serving.services[0]
+    term = svc.termination
+    windows = window_attainment(run.sim, bench)
+    replicas = [r for _, r, _, _ in run.rec.samples]
+    return {
+        "gpu_hours": round(summary.pods.gpu_hours_allocated + term.gpu_hours, 4),
+        "attainment": svc.slo_attainment,
+        "windows_met": windows["both"],
+        "windows_ttft_met": windows["ttft"],
+        "windows_itl_met": windows["itl"],
+        "ttft_p90_s": svc.latency_s.ttft_p90_s,
+        "itl_p99_s": svc.latency_s.itl_p99_s,
+        "arrived": svc.requests.arrived,
+        "rejected": svc.requests.rejected,
+        "aborted_at_kill": term.requests_aborted,
+        "terminating_gpu_hours": round(term.gpu_hours, 4),
+        "scale_events": len(run.rec.changes),
+        "oscillations": oscillations(run.rec.changes),
+        "mean_replicas": round(sum(replicas) / len(replicas), 3) if replicas else None,
+        "max_replicas": max(replicas, default=None),
+        "wall_s": round(run.wall_s, 3),
+    }
