@@ -112,3 +112,19 @@ def test_a_changed_input_file_changes_the_digest(tmp_path: Path) -> None:
     pods = tmp_path / "openb" / "openb_pod_list_b.csv"
     pods.write_text(pods.read_text().replace(",1000\n", ",900\n", 1))
     assert load_sweep(path, bases()).digest != first
+
+
+@pytest.mark.usefixtures("ray_session")
+def test_ray_gives_the_same_bytes_for_the_fit_and_autoscaling_bases(tmp_path: Path) -> None:
+    """The other bases travel to Ray's workers (their data in the base, pickled once) and give
+    the in-process table too."""
+    from tests.unit.cli.test_sweep_autoscaling import CONFIGS, FIGURES, sweep_file
+
+    repo = Path(__file__).resolve().parents[4]
+    files = [repo / "examples/sweeps/fit-tp.yaml", sweep_file(tmp_path, CONFIGS, figures=FIGURES)]
+    for i, path in enumerate(files):
+        sweep = load_sweep(path, bases())
+        here = run_sweep(sweep, InProcess(), tmp_path / f"here{i}")
+        there = run_sweep(sweep, RayPool("local", workers=2), tmp_path / f"ray{i}")
+        assert there.path.read_bytes() == here.path.read_bytes()
+        assert there.num_run == len(sweep.points)
