@@ -40,7 +40,6 @@ from gpuplane.cli.autoscale_configs import (
 )
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location
-from gpuplane.core.validation import validate_model
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.serving.traffic.azure import load_azure_trace
 from gpuplane.serving.traffic.trace import Trace
@@ -48,6 +47,7 @@ from gpuplane.twin.autoscale_bench import Bench, run_figures, run_instrumented
 from gpuplane.twin.build import simulation_from_spec
 from gpuplane.twin.scenario.serving_spec import ColdStart
 from gpuplane.twin.scenario.spec import ScenarioSpec
+from gpuplane.twin.sweep.checks import settings_at
 from gpuplane.twin.sweep.point import Cell, Point, Value
 from gpuplane.twin.sweep.spec import ParameterSpec
 
@@ -303,13 +303,7 @@ def _scenario(path: Path, field: str) -> ScenarioSpec:
 
 def autoscaling_base(settings: Any, folder: Path, where: str) -> AutoscalingBase:
     """The base from its settings: scenarios and traces read and checked once, here."""
-    try:
-        s = validate_model(AutoscalingSettings, settings if settings is not None else {})
-    except InputError as exc:
-        field = f"{where}.{exc.location.field}" if exc.location.field else where
-        raise InputError(
-            exc.problem, expected=exc.expected, location=Location(field=field)
-        ) from None
+    s = settings_at(AutoscalingSettings, settings, where)
     digest = hashlib.sha256()
     keda_path = _file(folder, s.keda_scenario, f"{where}.keda_scenario")
     slo_path = _file(folder, s.slo_scenario, f"{where}.slo_scenario")
