@@ -6,9 +6,10 @@ EndpointSlices (``discovery.k8s.io/v1``, GA since Kubernetes 1.21) labelled
 inference extension's endpoint pickers do, so the router sees every pod of the Service instead
 of the Service's one virtual IP:
 
-- an endpoint is routed to while ``conditions.ready`` is true or absent (the API: "a nil value
-  should be interpreted as true"); a terminating pod's endpoint is not ready, so a pod scaled
-  down stops receiving new requests as soon as the EndpointSlice controller says so;
+- an endpoint is routed to while ``conditions.ready`` is true or absent (the API: a nil value is
+  an unknown state, which "in most cases consumers should interpret as ready"); a terminating
+  pod's endpoint is not ready (unless the Service sets ``publishNotReadyAddresses``), so a pod
+  scaled down stops receiving new requests as soon as the EndpointSlice controller says so;
 - of an endpoint's ``addresses`` the first is used (the API: they "are all assumed to be
   fungible and clients may choose to only use the first element"); IPv6 addresses are
   bracketed in the URL; ``FQDN`` slices are used as host names;
