@@ -284,12 +284,20 @@ def fit_base(settings: Any, folder: Path, where: str) -> FitBase:
         profiles = profiles_for(config, s.profile)
     except InputError as exc:
         raise relocated(exc, f"{where}.scheduler_config", "the scheduler config") from None
-    optional = [folder / f for f in (s.pools, s.kubelet_config, s.scheduler_config) if f]
-    try:
-        defaults_digest = _digest_of(*(p.read_bytes() for p in optional))
-    except OSError as exc:
-        raise InputError(f"cannot read {exc.filename}: {exc.strerror}") from None
-    base = FitBase(s, folder, profiles, defaults_digest, {}, {})
+    optional: list[bytes] = []
+    for key in ("pools", "kubelet_config", "scheduler_config"):
+        name = getattr(s, key)
+        if name is None:
+            continue
+        try:
+            optional.append((folder / name).read_bytes())
+        except OSError as exc:
+            raise InputError(
+                f"cannot read {name}: {exc.strerror}",
+                expected="a readable file, relative to the sweep file",
+                location=Location(field=f"{where}.{key}"),
+            ) from None
+    base = FitBase(s, folder, profiles, _digest_of(*optional), {}, {})
     try:
         base._defaults()
     except InputError as exc:

@@ -204,3 +204,13 @@ def test_bracketed_keys_reach_keys_with_dots() -> None:
     assert changed == {"limits": {"nvidia.com/gpu": 8, "cpu": "2"}}
     assert set_path(data, "limits[memory]", "1Gi", "f")["limits"]["memory"] == "1Gi"
     assert data["limits"]["nvidia.com/gpu"] == 4  # a copy
+
+
+def test_a_missing_optional_file_is_told_at_its_setting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = fit_sweep(tmp_path, "  profile: {values: [default]}\n")
+    path.write_text(path.read_text().replace(str(SNAP / "pools.yaml"), "nothere.yaml"))
+    assert run(["sweep", str(path), "--list"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{path}:6: base.fit.pools: cannot read nothere.yaml" in err
