@@ -1,4 +1,6 @@
-"""Apply a ``MigControllerDecision`` through an ``ApiWriter`` (``--apply`` only).
+"""Apply a ``MigControllerDecision`` through an ``ApiWriter`` (``--apply`` only): the live
+provider's writer for the loop both providers share
+(:mod:`gpuplane.slicing.mig.controller_loop`, which fixes the order).
 
 Order, per round:
 
@@ -16,12 +18,14 @@ Order, per round:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gpuplane.k8s.cluster.api_lister import RawObject
 from gpuplane.k8s.cluster.api_writer import ApiWriter
 from gpuplane.k8s.migctl.round import CONFIG_KEY, ConfigMapTarget, RoundInputs
+from gpuplane.slicing.mig.controller_loop import WriteRecord
 from gpuplane.slicing.mig.controller_types import MigControllerDecision, NodeChange
 from gpuplane.slicing.mig.parted_config import PartedConfig, dump_parted_config
 from gpuplane.slicing.mig.parted_defaults import default_configs
@@ -79,42 +83,46 @@ def event_body(
     }
 
 
-def _apply_change(
-    writer: ApiWriter, inputs: RoundInputs, change: NodeChange, now: str
-) -> dict[str, Any]:
-    uid = inputs.node_uid(change.node)
-    for key in change.evicts:
-        namespace, name = key.split("/", 1)
-        if not writer.evict_pod(namespace, name):
-            message = (
-                f"eviction of {key} refused by its PodDisruptionBudget; {change.node} is not "
-                f"relabelled to {change.config} this round"
-            )
-            writer.create_event(
-                EVENT_NAMESPACE,
-                event_body(change.node, uid, BLOCKED_REASON, message, now, warning=True),
-            )
-            return {"action": "blocked", "node": change.node, "message": message}
-    writer.patch_node_labels(change.node, change.labels)
-    writer.create_event(EVENT_NAMESPACE, event_body(change.node, uid, REASON, change.message, now))
-    return {"action": "applied", "node": change.node, "config": change.config}
+@dataclass(frozen=True, slots=True)
+class ApiMigWriter:
+    """The live provider's :class:`MigWriter`: the writes go to the API server."""
+
+    writer: ApiWriter
+    inputs: RoundInputs
+    target: ConfigMapTarget
+    clock: Callable[[], str]
+
+    def write_configs(self, changes: Sequence[NodeChange]) -> str:
+        decision = MigControllerDecision(tuple(changes), (), ())
+        config = config_file(decision, self.inputs.parted)
+        body = config_map_body(self.target, config)
+        return self.writer.upsert_config_map(self.target.namespace, self.target.name, body)
+
+    def evict(self, change: NodeChange, pod: str) -> bool:
+        namespace, name = pod.split("/", 1)
+        return self.writer.evict_pod(namespace, name)
+
+    def refused(self, change: NodeChange, pod: str, message: str) -> None:
+        uid = self.inputs.node_uid(change.node)
+        body = event_body(change.node, uid, BLOCKED_REASON, message, self.clock(), warning=True)
+        self.writer.create_event(EVENT_NAMESPACE, body)
+
+    def relabel(self, change: NodeChange) -> None:
+        uid = self.inputs.node_uid(change.node)
+        self.writer.patch_node_labels(change.node, change.labels)
+        body = event_body(change.node, uid, REASON, change.message, self.clock())
+        self.writer.create_event(EVENT_NAMESPACE, body)
 
 
-def apply_decision(
-    decision: MigControllerDecision,
-    writer: ApiWriter,
-    inputs: RoundInputs,
-    target: ConfigMapTarget,
-    clock: Callable[[], str],
-) -> list[dict[str, Any]]:
-    """Do the writes; one record per write done (for the log)."""
-    if not decision.changes:
-        return []
-    config = config_file(decision, inputs.parted)
-    how = writer.upsert_config_map(target.namespace, target.name, config_map_body(target, config))
-    out: list[dict[str, Any]] = [
-        {"action": "configmap", "name": f"{target.namespace}/{target.name}", "result": how}
-    ]
-    for change in decision.changes:
-        out.append(_apply_change(writer, inputs, change, clock()))
+def write_records(writes: Sequence[WriteRecord], target: ConfigMapTarget) -> list[dict[str, Any]]:
+    """The log's records of a round's writes (one per write)."""
+    out: list[dict[str, Any]] = []
+    for w in writes:
+        if w.action == "configs":
+            name = f"{target.namespace}/{target.name}"
+            out.append({"action": "configmap", "name": name, "result": w.value})
+        elif w.action == "applied":
+            out.append({"action": "applied", "node": w.node, "config": w.value})
+        else:
+            out.append({"action": w.action, "node": w.node, "message": w.value})
     return out

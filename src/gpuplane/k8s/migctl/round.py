@@ -7,7 +7,9 @@ Read: polling lists (no watch): ``/api/v1/nodes``, ``/api/v1/pods``,
 missed change is seen at the next one.
 
 Decide: :func:`gpuplane.slicing.mig.controller_decision.decide` on the values
-:mod:`gpuplane.k8s.cluster.mig_inputs` builds.
+:mod:`gpuplane.k8s.cluster.mig_inputs` builds, through the round both providers share
+(:func:`gpuplane.slicing.mig.controller_loop.run_round`; :class:`LiveSource` is this side's
+source, :class:`gpuplane.k8s.migctl.apply.ApiMigWriter` its writer).
 
 Report: one JSON object per action (``relabel``, ``skip``) and one per round (``round``), the
 same in dry-run and with ``--apply``; :mod:`gpuplane.k8s.migctl.apply` does the writes.
@@ -25,7 +27,7 @@ from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import NodeDefaults
 from gpuplane.k8s.cluster.mig_inputs import control_snapshot
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
-from gpuplane.slicing.mig.controller_decision import decide
+from gpuplane.slicing.mig.controller_loop import ControlRead, run_round
 from gpuplane.slicing.mig.controller_types import (
     ControlSettings,
     MigControllerDecision,
@@ -105,12 +107,26 @@ def read_round(lister: ApiLister, target: ConfigMapTarget, *, read_at: str) -> R
     return RoundInputs(snapshot, pdbs, parted, tuple(notes))
 
 
+@dataclass(frozen=True, slots=True)
+class LiveSource:
+    """The live provider's :class:`ControlSource`: what one round listed, as the controller's
+    snapshot (:mod:`gpuplane.k8s.cluster.mig_inputs`)."""
+
+    inputs: RoundInputs
+    defaults: NodeDefaults
+
+    def read(self) -> ControlRead:
+        cluster = fit_cluster(self.inputs.snapshot, self.defaults)
+        snap, notes = control_snapshot(cluster, self.inputs.pdbs, self.inputs.parted)
+        return ControlRead(snap, self.inputs.notes + notes)
+
+
 def decide_round(
     inputs: RoundInputs, defaults: NodeDefaults, settings: ControlSettings
 ) -> RoundResult:
-    cluster = fit_cluster(inputs.snapshot, defaults)
-    snap, notes = control_snapshot(cluster, inputs.pdbs, inputs.parted)
-    return RoundResult(decide(snap, settings), inputs.notes + notes)
+    """A dry round: the shared loop without a writer."""
+    outcome = run_round(LiveSource(inputs, defaults), settings, None)
+    return RoundResult(outcome.decision, outcome.notes)
 
 
 def change_record(change: NodeChange) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """The controller as a service: rounds on an interval, health, readiness and metrics over HTTP.
 
 - ``Controller.round()`` runs one round (blocking: the lists and writes are plain HTTP calls)
+  through the loop the twin runs too (:func:`gpuplane.slicing.mig.controller_loop.run_round`)
   and writes its JSON lines to the output it was given;
 - ``serve()`` runs rounds every ``interval_s`` in a worker thread and answers, with aiohttp's
   web server, ``/healthz`` (the process is up), ``/readyz`` (the last round succeeded) and
@@ -25,9 +26,16 @@ from gpuplane.core.errors import GpuplaneError
 from gpuplane.k8s.aiohttp_serve import serve_app
 from gpuplane.k8s.cluster.api_writer import ApiWriter
 from gpuplane.k8s.cluster.fit_pools import NodeDefaults
-from gpuplane.k8s.migctl.apply import apply_decision
-from gpuplane.k8s.migctl.round import ConfigMapTarget, RoundInputs, decide_round, records
-from gpuplane.slicing.mig.controller_types import ControlSettings
+from gpuplane.k8s.migctl.apply import ApiMigWriter, write_records
+from gpuplane.k8s.migctl.round import (
+    ConfigMapTarget,
+    LiveSource,
+    RoundInputs,
+    RoundResult,
+    records,
+)
+from gpuplane.slicing.mig.controller_loop import run_round
+from gpuplane.slicing.mig.controller_types import ControlSettings, MigControllerDecision
 
 
 class Metrics:
@@ -70,18 +78,26 @@ class Controller:
         mode = "dry-run" if self.writer is None else "apply"
         try:
             inputs = self.read()
-            result = decide_round(inputs, self.defaults, self.settings)
-            for record in records(result, round_no=self.rounds, mode=mode):
-                self._emit(record)
-            if result.decision.changes:
-                self.metrics.actions.labels("relabel").inc(len(result.decision.changes))
-            for skip in result.decision.skipped:
-                self.metrics.skips.labels(str(skip.reason)).inc()
-            if self.writer is not None:
-                for done in apply_decision(
-                    result.decision, self.writer, inputs, self.target, self.clock
-                ):
-                    self._emit({"round": self.rounds, "mode": mode, **done})
+            writer = (
+                None
+                if self.writer is None
+                else ApiMigWriter(self.writer, inputs, self.target, self.clock)
+            )
+
+            def decided(decision: MigControllerDecision, notes: tuple[str, ...]) -> None:
+                # Logged before any write, so the plan is kept even when a write fails.
+                result = RoundResult(decision, notes)
+                for record in records(result, round_no=self.rounds, mode=mode):
+                    self._emit(record)
+                if decision.changes:
+                    self.metrics.actions.labels("relabel").inc(len(decision.changes))
+                for skip in decision.skipped:
+                    self.metrics.skips.labels(str(skip.reason)).inc()
+
+            source = LiveSource(inputs, self.defaults)
+            outcome = run_round(source, self.settings, writer, decided)
+            for done in write_records(outcome.writes, self.target):
+                self._emit({"round": self.rounds, "mode": mode, **done})
         except GpuplaneError as exc:
             self.metrics.failed.inc()
             self.ready = False
