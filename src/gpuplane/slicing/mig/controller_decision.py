@@ -1,4 +1,7 @@
-"""The live MIG repartitioning controller's decision: ``decide(ControlSnapshot, ControlSettings)``.
+"""The MIG repartitioning controller's decision: ``decide(ControlSnapshot, ControlSettings)``.
+
+One decision for the live service and the twin: both call it through the round in
+:mod:`controller_loop`.
 
 Pure. The demand is what pending pods ask as ``nvidia.com/mig-<profile>`` (mixed strategy). Each
 round:
@@ -6,8 +9,8 @@ round:
 1. Nodes whose ``nvidia.com/mig.config.state`` is ``pending`` or ``rebooting`` are never touched
    (NVIDIA's MIG manager is at work there) and count against ``max_unavailable``; cordoned nodes
    are left alone.
-2. Every other MIG node's GPUs go to the planner (the step the twin's controller takes too,
-   :func:`gpuplane.slicing.mig.repartition.plan_nodes`) in ``mig-parted`` mode, because the MIG
+2. Every other MIG node's GPUs go to the planner
+   (:func:`gpuplane.slicing.mig.repartition.plan_nodes`) in ``mig-parted`` mode, because the MIG
    manager applies a config with mig-parted: a changed GPU is cleared and rebuilt.
 3. The API does not say which GPU a bound pod's instance is on. The pods' instances are taken to
    sit on the lowest-numbered instances of their profile (so the planner knows how much of the
@@ -25,7 +28,8 @@ a change that would set the config that failed again is skipped (``previously-fa
 Single strategy (``nvidia.com/mig.strategy=single``): pending pods asking ``nvidia.com/gpu`` for
 one profile (``ControlPod.single_profile``) are served first by the free devices of nodes already
 holding that profile, then by relabelling another single-strategy node to mig-parted's
-``all-<profile>``, idle nodes first, under the same safety rules.
+``all-<profile>``, idle nodes first, under the same safety rules (:mod:`controller_single`;
+the rules themselves are :mod:`controller_rules`).
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from gpuplane.slicing.mig.controller_rules import blocker, previously_failed
+from gpuplane.slicing.mig.controller_single import single_round
 from gpuplane.slicing.mig.controller_types import (
     FAILED_STATE,
     IN_PROGRESS_STATES,
@@ -47,10 +53,9 @@ from gpuplane.slicing.mig.controller_types import (
     SkipReason,
 )
 from gpuplane.slicing.mig.layout import EMPTY_LAYOUT, Instance, Layout
-from gpuplane.slicing.mig.parted_defaults import default_configs
-from gpuplane.slicing.mig.parted_naming import layouts_of, named_node_config
+from gpuplane.slicing.mig.parted_naming import named_node_config
 from gpuplane.slicing.mig.plan_types import GpuTarget, MigPlanSettings
-from gpuplane.slicing.mig.repartition import NodeGpu, NodesPlan, plan_nodes, profile_name
+from gpuplane.slicing.mig.repartition import NodeGpu, NodesPlan, plan_nodes
 
 
 def pending_demand(pods: Sequence[ControlPod]) -> dict[str, int]:
@@ -93,45 +98,6 @@ def _gpus(nodes: Sequence[ControlNode], pods_on: dict[str, list[ControlPod]]) ->
         for g, layout in enumerate(node.layouts):
             out.append(NodeGpu(node.name, g, node.model, layout, frozenset(held[g])))
     return out
-
-
-def _previously_failed(node: ControlNode, config: str) -> SkippedAction | None:
-    if node.state != FAILED_STATE or node.config != config:
-        return None
-    return SkippedAction(
-        node.name,
-        SkipReason.PREVIOUSLY_FAILED,
-        f"mig.config.state is failed: the MIG manager could not apply {config}, the config "
-        "the plan would set again; not relabelled (fix the node, or relabel it by hand)",
-    )
-
-
-def _blocker(
-    node: ControlNode, evicts: list[ControlPod], snap: ControlSnapshot, settings: ControlSettings
-) -> SkippedAction | None:
-    if not evicts:
-        return None
-    keys = tuple(p.key for p in evicts)
-    if not settings.allow_evict:
-        return SkippedAction(
-            node.name,
-            SkipReason.WOULD_EVICT,
-            f"reconfiguring {node.name} would disrupt {len(keys)} running GPU pod(s) "
-            f"({', '.join(keys)}); pass --allow-evict to allow it",
-            keys,
-        )
-    for budget in snap.budgets:
-        covered = [p.key for p in evicts if budget.covers(p)]
-        if len(covered) > budget.disruptions_allowed:
-            return SkippedAction(
-                node.name,
-                SkipReason.PDB,
-                f"PodDisruptionBudget {budget.key} allows {budget.disruptions_allowed} "
-                f"disruption(s); reconfiguring {node.name} would disrupt {len(covered)} "
-                f"({', '.join(covered)})",
-                keys,
-            )
-    return None
 
 
 def _change(
@@ -187,7 +153,7 @@ def _plan_round(
             node = by_name[name]
             evicts = [p for p in pods_on.get(name, []) if p.holds_gpu]
             change = _change(node, targets, evicts)
-            why = _previously_failed(node, change.config) or _blocker(node, evicts, snap, settings)
+            why = previously_failed(node, change.config) or blocker(node, evicts, snap, settings)
             if why is not None:
                 skipped.append(why)
                 blocked = True
@@ -197,163 +163,6 @@ def _plan_round(
             return planned, changes, skipped
         gone = {s.node for s in skipped}
         candidates = [n for n in candidates if n.name not in gone]
-
-
-def _single_profile(node: ControlNode) -> tuple[str | None, int]:
-    """The one profile a single-strategy node's GPUs hold and how many instances (None, 0 when
-    they are empty, mixed, unknown or the last config failed)."""
-    if node.state == FAILED_STATE or not node.layouts_known:
-        return None, 0
-    profiles = {i.profile for layout in node.layouts for i in layout.instances}
-    if len(profiles) != 1 or any(not layout.instances for layout in node.layouts):
-        return None, 0
-    return profiles.pop(), sum(len(layout.instances) for layout in node.layouts)
-
-
-def _single_key(node: ControlNode, pod: ControlPod) -> str | None:
-    """The node's name for the profile the pending pod asks, when the node may serve it."""
-    if pod.single_profile is None:
-        return None
-    if pod.single_product and node.product and pod.single_product != node.product:
-        return None
-    return profile_name(pod.single_profile, {p.name for p in node.model.profiles})
-
-
-def _single_change(
-    node: ControlNode, profile: str, evicts: list[ControlPod]
-) -> tuple[NodeChange, int] | None:
-    """Relabel ``node`` to mig-parted's ``all-<profile>``; the change and its instance count."""
-    found = node.model.find_profile(profile)
-    if found is None:
-        return None
-    name = f"all-{found.resource_suffix}"
-    defaults = default_configs(node.model)
-    layouts = layouts_of(defaults, name, node.model, len(node.layouts))
-    if layouts is None:
-        return None
-    targets = tuple(
-        (
-            g,
-            GpuTarget(
-                index=g,
-                model=node.model.name,
-                current=node.layouts[g],
-                layout=new,
-                serves=tuple(sorted(new.counts().items())),
-                kept=(),
-                evicted=node.layouts[g].instances if evicts else (),
-                used=bool(evicts),
-                reconfigured=True,
-                rebuilt=True,
-            ),
-        )
-        for g, new in enumerate(layouts)
-    )
-    message = (
-        f"mig.config {node.config or '(none)'} -> {name} (single strategy) for pending "
-        f"nvidia.com/gpu pods asking {found.name}"
-    )
-    if evicts:
-        message += f"; disrupts {', '.join(p.key for p in evicts)}"
-    change = NodeChange(
-        node=node.name,
-        config=name,
-        previous=node.config,
-        entries=defaults.get(name),
-        model=node.model,
-        targets=targets,
-        evicts=tuple(p.key for p in evicts),
-        message=message,
-    )
-    return change, sum(len(layout.instances) for layout in layouts)
-
-
-def _single_round(
-    nodes: list[ControlNode],
-    pods_on: dict[str, list[ControlPod]],
-    pending: list[ControlPod],
-    snap: ControlSnapshot,
-    settings: ControlSettings,
-) -> tuple[list[NodeChange], list[SkippedAction], dict[str, int]]:
-    """Single strategy: pending pods the current profiles' free devices do not serve go to
-    nodes relabelled ``all-<profile>``, idle nodes first; the rest is returned unplaced."""
-    free: dict[str, int] = {}
-    current: dict[str, str | None] = {}
-    for node in nodes:
-        profile, count = _single_profile(node)
-        current[node.name] = profile
-        free[node.name] = count - sum(p.gpus for p in pods_on.get(node.name, []))
-    unserved: list[ControlPod] = []
-    kept: set[str] = set()  # nodes whose free devices serve pending pods: not relabelled
-    for pod in sorted(pending, key=lambda p: p.key):
-        home = next(
-            (
-                n
-                for n in nodes
-                if current[n.name] is not None
-                and _single_key(n, pod) == current[n.name]
-                and free[n.name] >= pod.gpus
-            ),
-            None,
-        )
-        if home is None:
-            unserved.append(pod)
-        else:
-            free[home.name] -= pod.gpus
-            kept.add(home.name)
-    changes: list[NodeChange] = []
-    skipped: list[SkippedAction] = []
-    unplaced: Counter[str] = Counter()
-    taken: dict[str, int] = {}  # relabelled node -> devices left for more pending pods
-
-    def busy(n: ControlNode) -> int:
-        return sum(1 for p in pods_on.get(n.name, []) if p.holds_gpu)
-
-    for pod in unserved:
-        placed = False
-        for change in changes:
-            node = next(n for n in nodes if n.name == change.node)
-            want = _single_key(node, pod)
-            fits = want is not None and change.config == _all_name(node, want)
-            if fits and taken[node.name] >= pod.gpus:
-                taken[node.name] -= pod.gpus
-                placed = True
-                break
-        if placed:
-            continue
-        refused = {s.node for s in skipped}
-        for node in sorted(nodes, key=lambda n: (busy(n), n.name)):
-            want = _single_key(node, pod)
-            if (
-                want is None
-                or node.name in kept
-                or node.name in taken
-                or node.name in refused
-                or want == current[node.name]
-            ):
-                continue
-            evicts = [p for p in pods_on.get(node.name, []) if p.holds_gpu]
-            made = _single_change(node, want, evicts)
-            if made is None or made[1] < pod.gpus:
-                continue
-            change, count = made
-            why = _previously_failed(node, change.config) or _blocker(node, evicts, snap, settings)
-            if why is not None:
-                skipped.append(why)
-                refused.add(node.name)
-                continue
-            changes.append(change)
-            taken[node.name] = count - pod.gpus
-            placed = True
-            break
-        if not placed:
-            unplaced[pod.single_profile or ""] += pod.gpus
-    return changes, skipped, dict(sorted(unplaced.items()))
-
-
-def _all_name(node: ControlNode, profile: str) -> str | None:
-    found = node.model.find_profile(profile)
-    return None if found is None else f"all-{found.resource_suffix}"
 
 
 def decide(snap: ControlSnapshot, settings: ControlSettings) -> MigControllerDecision:
@@ -391,7 +200,7 @@ def decide(snap: ControlSnapshot, settings: ControlSettings) -> MigControllerDec
         skipped.extend(blocked)
     single_unplaced: dict[str, int] = {}
     if single_pending:
-        more, refused, single_unplaced = _single_round(
+        more, refused, single_unplaced = single_round(
             single, pods_on, single_pending, snap, settings
         )
         changes.extend(more)
