@@ -25,11 +25,22 @@ GIB = 1024**3
 
 
 def mig_pool(
-    config: str, *, strategy: str = "mixed", dynamic: bool = False, count: int = 1
+    config: str,
+    *,
+    strategy: str = "mixed",
+    dynamic: bool = False,
+    count: int = 1,
+    allow_evict: bool = False,
 ) -> NodePoolSpec:
     pool = make_pool("dgx-h100", count=count)
     layouts = layouts_from_config(pool.topology, config)
-    spec = MigPoolSpec(strategy=strategy, config=config, dynamic=dynamic, layouts=layouts)
+    spec = MigPoolSpec(
+        strategy=strategy,
+        config=config,
+        dynamic=dynamic,
+        allow_evict=allow_evict,
+        layouts=layouts,
+    )
     return replace(pool, mig=spec)
 
 
@@ -90,39 +101,45 @@ def test_static_layout_leaves_other_profiles_pending() -> None:
     assert running(sim) == []
 
 
-def test_dynamic_repartitioning_serves_demand_with_the_planner() -> None:
-    pool = mig_pool("all-1g.10gb", dynamic=True)
-    deps = [
-        ("small", mig_template("1g.10gb"), 10, 0.0),
-        ("big", mig_template("3g.40gb"), 4, 5.0),
-    ]
-    sim = run(pool, deps, 200.0)
+DYNAMIC_DEPS = [
+    ("small", mig_template("1g.10gb"), 10, 0.0),
+    ("big", mig_template("3g.40gb"), 4, 5.0),
+]
+
+
+def test_the_controller_leaves_a_busy_node_alone_without_allow_evict() -> None:
+    # The live controller's rule: relabelling a node makes the MIG manager drain its MIG pods,
+    # so a node with running GPU pods is skipped (would-evict) unless --allow-evict.
+    sim = run(mig_pool("all-1g.10gb", dynamic=True), DYNAMIC_DEPS, 200.0)
     assert len(running(sim, "small")) == 10
+    assert running(sim, "big") == []
+    assert sim.result.summary.counters.get("mig_reconfigurations", 0) == 0
+    node = sim.cluster.store.nodes["pool-0"]
+    assert node.labels["nvidia.com/mig.config"] == "all-1g.10gb"
+    events = [e for e in sim.result.events if e.reason == "GpuplaneMigRepartition"]
+    assert events == []
+
+
+def test_with_allow_evict_the_controller_relabels_and_the_manager_applies() -> None:
+    pool = mig_pool("all-1g.10gb", dynamic=True, allow_evict=True)
+    sim = run(pool, DYNAMIC_DEPS, 200.0)
+    assert len(running(sim, "small")) == 10  # evicted, recreated, back on 1g.10gb instances
     assert len(running(sim, "big")) == 4  # 4 x 3g.40gb = two GPUs repartitioned
     counters = sim.result.summary.counters
-    assert counters["mig_reconfigurations"] >= 1
+    assert counters["mig_reconfigurations"] == 1
     node = sim.cluster.store.nodes["pool-0"]
     assert node.labels["nvidia.com/mig.config.state"] == "success"
+    (relabel,) = [e for e in sim.result.events if e.reason == "GpuplaneMigRepartition"]
+    assert relabel.t_s == 30.0 and node.labels["nvidia.com/mig.config"] in relabel.message
+    (applied,) = [e for e in sim.result.events if e.reason == "MigConfigApplied"]
+    assert applied.t_s == 90.0  # the pool's reconfigure_s after the relabel
+    evicted = [e for e in sim.result.events if e.reason == "Evicted"]
+    assert len(evicted) == 10  # every GPU pod on the node, as the decision says
     layouts = node.mig_layouts or []
     three = sum(1 for layout in layouts for i in layout.instances if i.profile == "3g.40gb")
     assert three == 4  # exactly what was asked
-    # Fewest GPUs used first: the 3g.40gb instances go onto GPUs that already host small pods
-    # (their in-use 1g instances are kept), so no idle GPU is touched.
-    slots = {name: node.ext_slots[name] for name in node.ext_slots}
-    gpus_of = {
-        prefix: {
-            slots[name][d].gpu
-            for p in running(sim, prefix)
-            for name, ids in p.ext_device_ids.items()
-            for d in ids
-        }
-        for prefix in ("small", "big")
-    }
-    assert gpus_of["big"] <= gpus_of["small"]
-    untouched = [g for g in range(8) if g not in gpus_of["small"]]
-    assert all(layouts[g].counts() == {"1g.10gb": 7} for g in untouched)
-    events = [e for e in sim.result.events if e.reason == "MigReconfigured"]
-    assert events
+    # Fewest GPUs changed: two GPUs rebuilt, the six others keep NVIDIA's all-1g.10gb.
+    assert sum(1 for layout in layouts if layout.counts() == {"1g.10gb": 7}) == 6
 
 
 def test_oom_inside_a_mig_instance_hits_only_that_pod() -> None:

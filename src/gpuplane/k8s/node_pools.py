@@ -257,6 +257,8 @@ def node_pool_spec(
             dynamic=pool.mig.dynamic,
             reconfigure_s=pool.mig.reconfigure_seconds,
             interval_s=pool.mig.interval_seconds,
+            max_unavailable=pool.mig.max_unavailable,
+            allow_evict=pool.mig.allow_evict,
             layouts=layouts,
         )
     device_plugin = None

@@ -21,6 +21,7 @@ from gpuplane.operator.cluster_policy import ClusterPolicy
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.plugins.registry import in_tree_registry
+from gpuplane.slicing.mig.controller_types import ControlSettings
 from gpuplane.twin.adapters import (
     InvariantChecker,
     NodeAgent,
@@ -162,12 +163,19 @@ def _devices(
     node_pools: Sequence[NodePoolSpec],
     changes: tuple[MigConfigChange, ...],
 ) -> list[TwinComponent]:
-    """gpuplane's MIG repartitioner (pools with ``mig.dynamic``) and NVIDIA's MIG manager."""
-    manager = MigManager(cluster, kubelet, changes)
-    dynamic = [p.mig for p in node_pools if p.mig is not None and p.mig.dynamic]
+    """gpuplane's MIG controller (pools with ``mig.dynamic``) and NVIDIA's MIG manager."""
+    reconfigure = {p.name: p.mig.reconfigure_s for p in node_pools if p.mig is not None}
+    manager = MigManager(cluster, kubelet, changes, reconfigure)
+    dynamic = [p for p in node_pools if p.mig is not None and p.mig.dynamic]
     if not dynamic:
         return [manager]
-    return [MigRepartitioner(cluster, dynamic[0].interval_s, dynamic[0].reconfigure_s), manager]
+    first = dynamic[0].mig
+    assert first is not None
+    # One controller for every dynamic pool: the scenario checks they give the same flags.
+    settings = ControlSettings(max_unavailable=first.max_unavailable, allow_evict=first.allow_evict)
+    pools = [p.name for p in dynamic]
+    controller = MigRepartitioner(cluster, kubelet, manager, pools, first.interval_s, settings)
+    return [controller, manager]
 
 
 def _serving(

@@ -2,8 +2,11 @@
 
 The GPU Operator's MIG manager watches the label; on a change it sets
 ``nvidia.com/mig.config.state=pending``, stops the GPU clients on the node, applies the named
-mig-parted config, restarts the clients and sets the state to ``success``. The twin models a
-label change at a scenario time (``mig_config_changes``) for every node of a pool:
+mig-parted config, restarts the clients and sets the state to ``success``. A label change comes
+either at a scenario time (``mig_config_changes``, for every node of a pool) or from gpuplane's
+repartitioning controller (``relabel``, the twin's stand-in for the label watch), whose configs
+are content-named ones it first adds to the manager's mig-parted file (``add_configs``: the
+ConfigMap ``migManager.config.name`` names, live); a name not in that file is NVIDIA's default.
 
 - pending: the node is cordoned and every pod holding a MIG device is evicted (the GPUs cannot
   be repartitioned under running processes; their controllers recreate them elsewhere or later),
@@ -15,12 +18,18 @@ label change at a scenario time (``mig_config_changes``) for every node of a poo
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from gpuplane.core.kernel import Priority
+from gpuplane.slicing.mig.layout import Layout
+from gpuplane.slicing.mig.parted_config import PartedConfig, PartedEntry
+from gpuplane.slicing.mig.parted_naming import layouts_of, merged_config
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.mig_devices import (
     MIG_CONFIG_LABEL,
     MIG_STATE_LABEL,
     layouts_from_config,
+    mig_gpu_of,
     mig_slots,
 )
 from gpuplane.twin.cluster.objects import Node
@@ -28,14 +37,35 @@ from gpuplane.twin.component import Component
 from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.scenario.mig import MigConfigChange
 
+DEFAULT_RECONFIGURE_S = 60.0
+
 
 class MigManager(Component):
     def __init__(
-        self, cluster: Cluster, kubelet: KubeletSim, changes: tuple[MigConfigChange, ...] = ()
+        self,
+        cluster: Cluster,
+        kubelet: KubeletSim,
+        changes: tuple[MigConfigChange, ...] = (),
+        reconfigure_s: Mapping[str, float] | None = None,
     ) -> None:
         self.c = cluster
         self.kubelet = kubelet
         self.changes = changes
+        # How long applying a config takes on a pool's nodes (the pool's mig.reconfigure_s).
+        self.reconfigure_s = dict(reconfigure_s or {})
+        # The mig-parted file the manager reads besides NVIDIA's defaults (the ConfigMap).
+        self.parted = PartedConfig((), source="<the twin's mig-parted ConfigMap>")
+
+    def add_configs(self, configs: Sequence[tuple[str, tuple[PartedEntry, ...]]]) -> None:
+        """Add (or replace) named configs in the manager's mig-parted file."""
+        self.parted = merged_config(self.parted, configs)
+
+    def relabel(self, node: Node, config: str) -> None:
+        """The node's ``nvidia.com/mig.config`` was set to ``config``: apply it."""
+        change = MigConfigChange(
+            self.c.now, node.pool, config, self.reconfigure_s.get(node.pool, DEFAULT_RECONFIGURE_S)
+        )
+        self._start(node, change)
 
     def start(self, until_s: float) -> None:
         """Schedule the scenario's label changes."""
@@ -76,8 +106,17 @@ class MigManager(Component):
             label=f"mig.config done {node.name}",
         )
 
+    def _layouts(self, node: Node, config: str) -> tuple[Layout, ...]:
+        if config in self.parted.names():
+            layouts = layouts_of(
+                self.parted, config, mig_gpu_of(node.topology), len(node.topology.gpus)
+            )
+            if layouts is not None:
+                return layouts
+        return layouts_from_config(node.topology, config)
+
     def _finish(self, node: Node, change: MigConfigChange, was_cordoned: bool) -> None:
-        layouts = layouts_from_config(node.topology, change.config)
+        layouts = self._layouts(node, change.config)
         node.mig_layouts = list(layouts)
         _, ext = mig_slots(node.topology, layouts, node.mig_strategy or "mixed")
         self.c.store.reshape_ext_devices(node, ext)

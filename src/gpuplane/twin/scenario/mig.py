@@ -16,10 +16,12 @@ from gpuplane.slicing.mig.layout import Layout
 class MigPoolSpec:
     strategy: str = "mixed"  # mixed | single
     config: str = "all-balanced"  # a named mig-parted config for the GPU model
-    # gpuplane's demand-driven repartitioning controller (the planner) changes layouts.
+    # gpuplane's demand-driven repartitioning controller (the live one) relabels the nodes.
     dynamic: bool = False
-    reconfigure_s: float = 60.0  # drain-free instance create/destroy + plugin re-advertise
-    interval_s: float = 30.0  # how often the repartitioning controller looks at demand
+    reconfigure_s: float = 60.0  # the MIG manager's drain, mig-parted apply, plugin re-advertise
+    interval_s: float = 30.0  # the controller's --interval
+    max_unavailable: int = 1  # the controller's --max-unavailable
+    allow_evict: bool = False  # the controller's --allow-evict
     layouts: tuple[Layout, ...] = field(default=())  # filled from ``config`` per GPU
 
 

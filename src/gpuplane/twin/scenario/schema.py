@@ -103,7 +103,7 @@ class NodePool(_Model):
     mig: MigSection | None = Field(
         default=None,
         description="MIG mode: strategy (mixed|single), config (a mig-parted named config), "
-        "dynamic (gpuplane's demand-driven repartitioning).",
+        "dynamic (gpuplane's MIG controller relabels the nodes) and the controller's flags.",
     )
     dra: bool = Field(
         default=False,
@@ -373,6 +373,21 @@ class Scenario(_Model):
             raise ValueError("at most one priority class may be globalDefault")
         if self.cluster_policy_updates and self.cluster_policy is None:
             raise ValueError("cluster_policy_updates need a cluster_policy to change")
+        return self
+
+    @model_validator(mode="after")
+    def _one_mig_controller(self) -> Scenario:
+        # One controller serves every dynamic pool, so its flags are the same for all.
+        flags = {
+            (m.interval_seconds, m.max_unavailable, m.allow_evict)
+            for m in (p.mig for p in self.node_pools)
+            if m is not None and m.dynamic
+        }
+        if len(flags) > 1:
+            raise ValueError(
+                "pools with mig.dynamic share one MIG controller: give them the same "
+                "interval_seconds, max_unavailable and allow_evict"
+            )
         return self
 
 
