@@ -36,12 +36,12 @@ from typing import Literal
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.deploy import objects
 from gpuplane.k8s.deploy.objects import Obj, binding, labels, meta, rule, service_account
+from gpuplane.serving.engine_build import engine_for_gpu
+from gpuplane.serving.inference_server import InferenceServerSpec
 from gpuplane.serving.models.catalog import default_catalog
 from gpuplane.topology.catalog import get_gpu_model
-from gpuplane.twin.scenario.inference import InferenceServerSpec
 from gpuplane.twin.scenario.serving_spec import ColdStart
 from gpuplane.twin.serving.capacity import capacity_from_engine
-from gpuplane.twin.serving.engines import engine_for_gpu
 
 ENGINE_PORT, ROUTER_PORT, GRPC_PORT, SCALER_METRICS_PORT = 8000, 8080, 9090, 9091
 VLLM_IMAGE = "vllm/vllm-openai:v0.33.0"  # the release docs/live.md's metric names follow

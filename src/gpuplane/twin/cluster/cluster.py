@@ -15,18 +15,16 @@ from gpuplane.api.owner import OwnerRef
 from gpuplane.core.kernel import EventLoop, Priority
 from gpuplane.core.rng import RngStreams
 from gpuplane.core.tsdb import SeriesStore
+from gpuplane.fit.resources import pod_requests
+from gpuplane.fit.workload_objects import POD_GROUP_LABEL, PodTemplate
 from gpuplane.slicing.dra.claims import ResourceClaim
 from gpuplane.slicing.dra.snapshot import DraSnapshot, PendingAllocation
 from gpuplane.twin.cluster.events import EventRecorder
 from gpuplane.twin.cluster.names import NameFactory
 from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.cluster.qos import qos_class
-from gpuplane.twin.cluster.resources import pod_requests
 from gpuplane.twin.cluster.store import ObjectStore
 from gpuplane.twin.scenario.settings import TwinSettings
-from gpuplane.twin.scenario.spec import PodTemplate
-
-POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 
 
 class DraObjects(Protocol):

@@ -24,10 +24,10 @@ from gpuplane.api.pod_phase import PodPhase
 from gpuplane.api.resources import is_mig_resource, mig_profile_of
 from gpuplane.core.kernel import Priority
 from gpuplane.slicing.mig.layout import Instance, Layout
+from gpuplane.slicing.mig.node_devices import MIG_STATE_LABEL, mig_gpu_of, mig_slots
 from gpuplane.slicing.mig.plan_types import MigPlanSettings
 from gpuplane.slicing.mig.repartition import NodeGpu, plan_nodes
 from gpuplane.twin.cluster.cluster import Cluster
-from gpuplane.twin.cluster.mig_devices import MIG_STATE_LABEL, mig_gpu_of, mig_slots
 from gpuplane.twin.cluster.objects import Node
 from gpuplane.twin.component import Component
 

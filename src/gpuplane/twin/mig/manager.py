@@ -16,13 +16,13 @@ label change at a scenario time (``mig_config_changes``) for every node of a poo
 from __future__ import annotations
 
 from gpuplane.core.kernel import Priority
-from gpuplane.twin.cluster.cluster import Cluster
-from gpuplane.twin.cluster.mig_devices import (
+from gpuplane.slicing.mig.node_devices import (
     MIG_CONFIG_LABEL,
     MIG_STATE_LABEL,
     layouts_from_config,
     mig_slots,
 )
+from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import Node
 from gpuplane.twin.component import Component
 from gpuplane.twin.kubelet.simulator import KubeletSim
