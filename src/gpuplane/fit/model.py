@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpuplane.api.owner import OwnerRef
+from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.api.taints import Taint
 from gpuplane.fit.selecting import Selecting
 from gpuplane.kubelet.config import KubeletConfig
@@ -44,7 +45,7 @@ class FitNode:
 
     @property
     def gpus(self) -> int:
-        return self.allocatable.get("nvidia.com/gpu", 0)
+        return self.allocatable.get(NVIDIA_GPU, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +65,7 @@ class FitPod:
 
     @property
     def gpus(self) -> int:
-        return self.info.requests.get("nvidia.com/gpu", 0)
+        return self.info.requests.get(NVIDIA_GPU, 0)
 
     @property
     def finished(self) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from gpuplane.fit.answer import answer_fit
 from gpuplane.fit.result import Outcome
 from gpuplane.fit.workload import FitSettings
-from tests.unit.twin.fit.fit_factories import (
+from tests.unit.fit.fit_factories import (
     SNC,
     bound,
     cluster,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from gpuplane.fit.holdings import ReplayCache, possible_free_sets, replay_node
-from tests.unit.twin.fit.fit_factories import SNC, bound, h100
+from tests.unit.fit.fit_factories import SNC, bound, h100
 
 
 def test_named_gpus_are_held_and_the_rest_replayed() -> None:

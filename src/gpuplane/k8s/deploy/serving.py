@@ -33,6 +33,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.deploy import objects
 from gpuplane.k8s.deploy.objects import Obj, binding, labels, meta, rule, service_account
@@ -144,7 +145,7 @@ def _engine_container(b: ServingBundle, startup_s: float, role: Role) -> tuple[O
         model, "--served-model-name", b.served, "--tensor-parallel-size", str(b.tp),
         "--host", "0.0.0.0", "--port", str(ENGINE_PORT), *kv,
     ]  # fmt: skip
-    gpus = {"nvidia.com/gpu": str(b.tp)}
+    gpus = {NVIDIA_GPU: str(b.tp)}
     c = {
         "name": "vllm",
         "image": b.vllm_image,

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.slicing.mig.controller_types import (
     FAILED_STATE,
     IN_PROGRESS_STATES,
@@ -251,7 +252,7 @@ def _single_change(
     )
     message = (
         f"mig.config {node.config or '(none)'} -> {name} (single strategy) for pending "
-        f"nvidia.com/gpu pods asking {found.name}"
+        f"{NVIDIA_GPU} pods asking {found.name}"
     )
     if evicts:
         message += f"; disrupts {', '.join(p.key for p in evicts)}"

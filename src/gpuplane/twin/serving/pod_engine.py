@@ -6,6 +6,7 @@ slower link, as it does on the node; an engine that would not start (fewer GPUs 
 
 from __future__ import annotations
 
+from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.core.errors import InputError
 from gpuplane.serving.engine.startup import tp_startup_error
 from gpuplane.serving.engine_build import BuiltEngine, engine_for_gpu
@@ -21,7 +22,7 @@ def build_engine(pod: Pod, node: Node, spec: InferenceServerSpec) -> BuiltEngine
     gpus = [node.device_slots[d].gpu for d in pod.gpu_ids]
     refused = tp_startup_error(resolve_model(spec.model), tp, len(gpus))
     if refused is not None:
-        raise InputError(refused, expected="--tensor-parallel-size matching nvidia.com/gpu")
+        raise InputError(refused, expected=f"--tensor-parallel-size matching {NVIDIA_GPU}")
     gpu = get_gpu_model(str(node.topology.gpus[gpus[0]].model))
     whole = node.devices_are_gpus and len(set(gpus)) == len(gpus)
     link = (

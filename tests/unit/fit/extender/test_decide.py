@@ -11,7 +11,7 @@ from gpuplane.fit.extender.view import make_view, with_assumed, with_nodes
 from gpuplane.fit.model import FitNode
 from gpuplane.topology.gfd_hardware import InferredHardware
 from gpuplane.topology.presets import load_preset
-from tests.unit.twin.fit.fit_factories import SNC, bound, cluster, h100, info
+from tests.unit.fit.fit_factories import SNC, bound, cluster, h100, info
 
 NO_NEEDS = GpuNeeds()
 

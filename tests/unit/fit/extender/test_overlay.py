@@ -16,7 +16,7 @@ from gpuplane.fit.extender.node_eval import NodeEval, pod_key
 from gpuplane.fit.extender.overlay import AssumedOverlay
 from gpuplane.fit.extender.view import ExtenderView, make_view, with_assumed
 from gpuplane.fit.model import FitCluster, FitPod
-from tests.unit.twin.fit.fit_factories import SNC, bound, cluster, h100, info
+from tests.unit.fit.fit_factories import SNC, bound, cluster, h100, info
 
 NO_NEEDS = GpuNeeds()
 NODES = ("a", "b", "c", "d", "e")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpuplane.fit.extender.view import ExtenderView, make_view
 from gpuplane.fit.model import FitCluster
-from tests.unit.twin.fit.fit_factories import SNC, bound, cluster, h100
+from tests.unit.fit.fit_factories import SNC, bound, cluster, h100
 
 
 def _same(a: ExtenderView, b: ExtenderView) -> None:
