@@ -1,4 +1,4 @@
-"""Resource arithmetic on the canonical integer maps of ``twin.spec``.
+"""Resource arithmetic on the canonical integer maps of ``fit.workload_objects``.
 
 A pod's effective request follows the kube-scheduler / kubelet rule
 (``resource.PodRequests``): for each resource, the larger of the sum over app containers and the

@@ -1,4 +1,4 @@
-"""MIG on twin nodes: the initial layouts and the devices they advertise.
+"""MIG on a node: the initial layouts and the devices they advertise.
 
 A pool with ``mig:`` (``twin.scenario.mig.MigPoolSpec``) runs its GPUs in MIG mode with one
 layout per GPU. The initial layouts come
