@@ -11,7 +11,7 @@ One emulator process (a subprocess, as it is deployed) and one client process (t
    on a fresh emulator at ``--fidelity-scale``, default 1; times are reported in emulated
    seconds); each client measures TTFT (request sent to first token chunk) and ITL (gaps
    between token chunks). The twin runs the *same* requests (the same prompt token counts and
-   prefix segments, the same engine from ``twin.serving.engines.engine_for_gpu``) through
+   prefix segments, the same engine from ``serving.engine_build.engine_for_gpu``) through
    ``ClockDriver`` with a clock that jumps, twice: arriving at the client's send times, and
    arriving at the times the engine queued them (the emulator's ``X-Gpuplane-Arrival-S``), which
    replays the emulator's own schedule. Reported: p50, p90, p99 against both, and per request
@@ -48,10 +48,10 @@ from gpuplane.k8s.emulator.service import ARRIVAL_HEADER, ORIGIN_HEADER
 from gpuplane.k8s.openai.text import segments_of, text_tokens
 from gpuplane.serving.engine.live import RequestRecord
 from gpuplane.serving.engine.wall_clock import ClockDriver
+from gpuplane.serving.engine_build import engine_for_gpu
+from gpuplane.serving.inference_server import InferenceServerSpec
 from gpuplane.serving.request import Request, RequestId
 from gpuplane.topology.catalog import get_gpu_model
-from gpuplane.twin.scenario.inference import InferenceServerSpec
-from gpuplane.twin.serving.engines import engine_for_gpu
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 MODEL, GPU, TP = "Llama-3.1-8B", "H100-80GB", 1

@@ -54,6 +54,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from gpuplane.fit.extender.settings import ExtenderSettings
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_memo import FitMemo
 from gpuplane.k8s.cluster.fit_pools import node_defaults
@@ -67,7 +68,6 @@ from gpuplane.k8s.extender.wire import (
     priority_json,
     read_extender_args,
 )
-from gpuplane.twin.extender.settings import ExtenderSettings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

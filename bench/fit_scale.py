@@ -27,17 +27,17 @@ from pathlib import Path
 from typing import TypeVar
 
 from gpuplane.api.taints import Toleration
+from gpuplane.fit import workload_objects as wo
+from gpuplane.fit.answer import answer_fit
+from gpuplane.fit.expand import WorkloadObject, expand
+from gpuplane.fit.result import FitAnswer
+from gpuplane.fit.workload import FitSettings
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.reading import snapshot_from_files
 from gpuplane.k8s.cluster.snapshot_file import read_snapshot, write_snapshot
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.plugins.registry import in_tree_registry
-from gpuplane.twin.fit.answer import answer_fit
-from gpuplane.twin.fit.expand import WorkloadObject, expand
-from gpuplane.twin.fit.result import FitAnswer
-from gpuplane.twin.fit.workload import FitSettings
-from gpuplane.twin.scenario import spec as tw
 
 sys.path.insert(0, str(Path(__file__).parent))
 from cluster_dump import large_cluster
@@ -53,13 +53,13 @@ def timed(fn: Callable[[], T]) -> tuple[T, float]:
 
 def gang(size: int) -> list[WorkloadObject]:
     requests = {"cpu": 64000, "memory": 512 * 2**30, "nvidia.com/gpu": 8}
-    template = tw.PodTemplate(
+    template = wo.PodTemplate(
         labels={"scheduling.x-k8s.io/pod-group": "train"},
-        containers=(tw.ContainerSpec("trainer", requests, {"nvidia.com/gpu": 8}),),
+        containers=(wo.ContainerSpec("trainer", requests, {"nvidia.com/gpu": 8}),),
         tolerations=(Toleration("nvidia.com/gpu", "Exists", None, "NoSchedule"),),
     )
-    job = tw.JobSpec("train", "batch", template, completions=size, parallelism=size)
-    group = tw.PodGroupSpec("train", "batch", min_member=size)
+    job = wo.JobSpec("train", "batch", template, completions=size, parallelism=size)
+    group = wo.PodGroupSpec("train", "batch", min_member=size)
     return [WorkloadObject(group, "PodGroup", "bench"), WorkloadObject(job, "Job", "bench")]
 
 

@@ -28,6 +28,13 @@ import math
 import time
 
 from gpuplane.api.pod_phase import PodPhase
+from gpuplane.fit.workload_objects import (
+    ContainerSpec,
+    DeploymentSpec,
+    JobSpec,
+    PodTemplate,
+    RestartPolicy,
+)
 from gpuplane.kubelet.admission import node_state
 from gpuplane.kubelet.config import CpuManagerPolicy, GpuAllocation, KubeletConfig
 from gpuplane.kubelet.cpu_manager import allocate_cpus
@@ -42,13 +49,8 @@ from gpuplane.twin.scenario.settings import TwinSettings
 from gpuplane.twin.scenario.spec import (
     ArriveAt,
     ArrivePoisson,
-    ContainerSpec,
-    DeploymentSpec,
     ExponentialDuration,
-    JobSpec,
     NodePoolSpec,
-    PodTemplate,
-    RestartPolicy,
     Workload,
 )
 from gpuplane.twin.simulation import Simulation

@@ -11,21 +11,18 @@ from __future__ import annotations
 import time
 
 from gpuplane.core.kernel import EventLoop
+from gpuplane.fit.workload_objects import (
+    ContainerSpec,
+    DeploymentSpec,
+    JobSpec,
+    PodTemplate,
+    RestartPolicy,
+)
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.topology.presets import load_preset
 from gpuplane.twin.build import build_simulation
 from gpuplane.twin.scenario.settings import TwinSettings
-from gpuplane.twin.scenario.spec import (
-    ArrivePoisson,
-    ContainerSpec,
-    DeploymentSpec,
-    ExponentialDuration,
-    JobSpec,
-    NodePoolSpec,
-    PodTemplate,
-    RestartPolicy,
-    Workload,
-)
+from gpuplane.twin.scenario.spec import ArrivePoisson, ExponentialDuration, NodePoolSpec, Workload
 from gpuplane.twin.summary import RunSummary
 
 DAY = 86400.0

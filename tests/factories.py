@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpuplane.core.ids import GpuIndex, GpuModelName, NicIndex, NumaId
+from gpuplane.fit.workload_objects import ContainerSpec, PodTemplate, RestartPolicy
 from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.slicing.sharing.config import DevicePluginConfig
 from gpuplane.topology.bandwidth import BandwidthModel
@@ -11,12 +12,7 @@ from gpuplane.topology.links import parse_link
 from gpuplane.topology.model import Gpu, Nic, NodeTopology, NumaNode
 from gpuplane.topology.presets import load_preset
 from gpuplane.twin.scenario.mig import MigPoolSpec
-from gpuplane.twin.scenario.spec import (
-    ContainerSpec,
-    NodePoolSpec,
-    PodTemplate,
-    RestartPolicy,
-)
+from gpuplane.twin.scenario.spec import NodePoolSpec
 
 
 def make_topology(

@@ -16,7 +16,7 @@ from gpuplane.k8s.emulator.kv_config import KvTransferConfig
 from gpuplane.k8s.emulator.service import make_app
 from gpuplane.k8s.emulator.settings import EmulatorSettings, build, deployment
 from gpuplane.k8s.router.service import make_router_app
-from gpuplane.twin.scenario.inference import InferenceServerSpec
+from gpuplane.serving.inference_server import InferenceServerSpec
 
 MODEL = "llama-8b"
 Json = dict[str, Any]  # JSON bodies: nested values are read by key

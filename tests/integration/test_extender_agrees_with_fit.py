@@ -8,6 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from gpuplane.fit.answer import answer_fit
+from gpuplane.fit.expand import expand
+from gpuplane.fit.extender.settings import ExtenderSettings
+from gpuplane.fit.workload import FitSettings
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.cluster.reading import snapshot_from_files
@@ -16,10 +20,6 @@ from gpuplane.k8s.fit_workload import read_workload
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.plugins.registry import in_tree_registry
-from gpuplane.twin.extender.settings import ExtenderSettings
-from gpuplane.twin.fit.answer import answer_fit
-from gpuplane.twin.fit.expand import expand
-from gpuplane.twin.fit.workload import FitSettings
 from tests.integration.extender_server import post, serving
 from tests.integration.test_extender_http import numa_pod
 

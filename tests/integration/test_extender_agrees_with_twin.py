@@ -17,18 +17,19 @@ import pytest
 
 from gpuplane.api.pod_phase import PodPhase
 from gpuplane.api.resources import NVIDIA_GPU
+from gpuplane.fit.extender.decide import filter_nodes
+from gpuplane.fit.extender.needs import GpuNeeds
+from gpuplane.fit.extender.view import make_view
+from gpuplane.fit.model import FitCluster, FitNode, FitPod
+from gpuplane.fit.resources import pod_requests
+from gpuplane.fit.workload_objects import DeploymentSpec, PodTemplate
 from gpuplane.kubelet.config import CpuManagerPolicy, KubeletConfig
 from gpuplane.kubelet.topology_manager.policy import PolicyName
 from gpuplane.topology.gfd_hardware import InferredHardware
 from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.cluster.qos import qos_class
-from gpuplane.twin.cluster.resources import pod_requests
-from gpuplane.twin.extender.decide import filter_nodes
-from gpuplane.twin.extender.needs import GpuNeeds
-from gpuplane.twin.extender.view import make_view
-from gpuplane.twin.fit.model import FitCluster, FitNode, FitPod
 from gpuplane.twin.kubelet.admission import NodeAdmission
-from gpuplane.twin.scenario.spec import DeploymentSpec, PodTemplate, Workload
+from gpuplane.twin.scenario.spec import Workload
 from gpuplane.twin.scheduling.snapshot import SnapshotBuilder
 from tests.factories import make_pool
 from tests.scenario.test_twin_admission import guaranteed

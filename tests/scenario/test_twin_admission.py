@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 from gpuplane.api.pod_phase import PodPhase
+from gpuplane.fit.workload_objects import ContainerSpec, DeploymentSpec, PodTemplate, RestartPolicy
 from gpuplane.kubelet.config import CpuManagerPolicy, GpuAllocation, KubeletConfig
 from gpuplane.kubelet.topology_manager.policy import PolicyName
 from gpuplane.twin.cluster.objects import Pod
 from gpuplane.twin.kubelet.simulator import KubeletSim
-from gpuplane.twin.scenario.spec import (
-    ContainerSpec,
-    DeploymentSpec,
-    PodTemplate,
-    RestartPolicy,
-    Workload,
-)
+from gpuplane.twin.scenario.spec import Workload
 from tests.factories import make_pool
 from tests.twin_factories import RecordedSimulation, build_recorded
 

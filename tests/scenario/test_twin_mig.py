@@ -6,18 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpuplane.api.pod_phase import PodPhase
-from gpuplane.twin.cluster.mig_devices import layouts_from_config
+from gpuplane.fit.workload_objects import ContainerSpec, DeploymentSpec, PodTemplate, RestartPolicy
+from gpuplane.slicing.mig.node_devices import layouts_from_config
 from gpuplane.twin.cluster.objects import Pod
 from gpuplane.twin.scenario.mig import MigPoolSpec
-from gpuplane.twin.scenario.spec import (
-    ArriveAt,
-    ContainerSpec,
-    DeploymentSpec,
-    NodePoolSpec,
-    PodTemplate,
-    RestartPolicy,
-    Workload,
-)
+from gpuplane.twin.scenario.spec import ArriveAt, NodePoolSpec, Workload
 from tests.factories import make_pool
 from tests.twin_factories import RecordedSimulation, build_recorded
 

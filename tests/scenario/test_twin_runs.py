@@ -9,17 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplane.api.pod_phase import PodPhase
+from gpuplane.fit.workload_objects import DeploymentSpec, JobSpec, PodGroupSpec
 from gpuplane.scheduler.framework.config import gpuplane_profile
 from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.scenario.settings import TwinSettings
 from gpuplane.twin.scenario.spec import (
     ArriveAt,
     ArrivePoisson,
-    DeploymentSpec,
     ExponentialDuration,
     FixedDuration,
-    JobSpec,
-    PodGroupSpec,
     Workload,
 )
 from tests.factories import make_pool, make_template

@@ -7,21 +7,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuplane.api.pod_phase import PodPhase
-from gpuplane.k8s.scenario_loader import load_scenario_spec
-from gpuplane.scheduler.framework.config import gpuplane_profile
-from gpuplane.twin.build import build_simulation, simulation_from_spec
-from gpuplane.twin.scenario.settings import TwinSettings
-from gpuplane.twin.scenario.spec import (
-    ArriveAt,
+from gpuplane.fit.workload_objects import (
     ContainerSpec,
     DeploymentSpec,
-    FixedDuration,
     JobSpec,
     PodGroupSpec,
     PodTemplate,
     RestartPolicy,
-    Workload,
 )
+from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.scheduler.framework.config import gpuplane_profile
+from gpuplane.twin.build import build_simulation, simulation_from_spec
+from gpuplane.twin.scenario.settings import TwinSettings
+from gpuplane.twin.scenario.spec import ArriveAt, FixedDuration, Workload
 from gpuplane.twin.simulation import Simulation
 from tests.factories import make_pool, make_template
 

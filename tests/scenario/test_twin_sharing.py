@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpuplane.api.pod_phase import PodPhase
+from gpuplane.fit.workload_objects import DeploymentSpec, PodTemplate
 from gpuplane.slicing.sharing.config import DevicePluginConfig, device_plugin_config_from_dict
-from gpuplane.twin.scenario.spec import ArriveAt, DeploymentSpec, PodTemplate, Workload
+from gpuplane.twin.scenario.spec import ArriveAt, Workload
 from tests.factories import make_pool, make_template
 from tests.twin_factories import RecordedSimulation, build_recorded
 

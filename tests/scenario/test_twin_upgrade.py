@@ -8,11 +8,12 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpuplane.fit.workload_objects import DeploymentSpec
 from gpuplane.k8s.cluster_policy import parse_cluster_policy_yaml
 from gpuplane.operator.settings import OperatorSettings
 from gpuplane.twin.build import build_simulation
 from gpuplane.twin.operator.node_agent import OperatorNodeAgent
-from gpuplane.twin.scenario.spec import DeploymentSpec, Workload
+from gpuplane.twin.scenario.spec import Workload
 from gpuplane.twin.simulation import Simulation
 from tests.factories import make_pool, make_template
 

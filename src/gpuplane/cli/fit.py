@@ -18,6 +18,9 @@ from gpuplane.cli.fit_view import print_answer
 from gpuplane.cli.html_out import write_html
 from gpuplane.cli.numbers import MAX_MESSAGE_MIB, finite
 from gpuplane.core.errors import InputError
+from gpuplane.fit.framework_view import framework_view
+from gpuplane.fit.plugin_results import results_for
+from gpuplane.fit.workload import FitSettings
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.cluster.reading import snapshot_from_kubeconfig
@@ -26,9 +29,6 @@ from gpuplane.k8s.cluster.snapshot_file import read_snapshot
 from gpuplane.k8s.fit_output import annotated_list
 from gpuplane.k8s.fit_workload import read_workload
 from gpuplane.report.html.fit_page import fit_page
-from gpuplane.twin.fit.framework_view import framework_view
-from gpuplane.twin.fit.plugin_results import results_for
-from gpuplane.twin.fit.workload import FitSettings
 
 
 class Output(StrEnum):

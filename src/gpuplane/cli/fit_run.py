@@ -9,16 +9,16 @@ from enum import StrEnum
 from pathlib import Path
 
 from gpuplane.core.errors import InputError
+from gpuplane.fit.answer import answer_fit
+from gpuplane.fit.expand import expand
+from gpuplane.fit.model import FitCluster
+from gpuplane.fit.result import FitAnswer
+from gpuplane.fit.workload import FitSettings, FitWorkload
 from gpuplane.k8s.fit_workload import Workload
 from gpuplane.k8s.scheduler_config import read_scheduler_config
 from gpuplane.scheduler.framework.config import ProfileConfig, gpuplane_profile
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.plugins.registry import in_tree_registry
-from gpuplane.twin.fit.answer import answer_fit
-from gpuplane.twin.fit.expand import expand
-from gpuplane.twin.fit.model import FitCluster
-from gpuplane.twin.fit.result import FitAnswer
-from gpuplane.twin.fit.workload import FitSettings, FitWorkload
 
 
 class Profile(StrEnum):

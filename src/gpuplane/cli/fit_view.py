@@ -6,7 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuplane.cli.console import out
-from gpuplane.twin.fit.result import FitAnswer, GpuAnswer, Outcome, PodAnswer
+from gpuplane.fit.result import FitAnswer, GpuAnswer, Outcome, PodAnswer
 
 
 def _plain(text: str) -> None:

@@ -23,10 +23,10 @@ from gpuplane.k8s.emulator.kv_config import parse_kv_transfer_config
 from gpuplane.k8s.emulator.nixl import DEFAULT_HOLD_S, HOLD_TIMEOUT_ENV
 from gpuplane.k8s.emulator.service import make_app
 from gpuplane.k8s.emulator.settings import EmulatorSettings, build, deployment
+from gpuplane.serving.inference_server import InferenceServerSpec
 from gpuplane.serving.steptime.interconnect import pod_interconnect
 from gpuplane.serving.steptime.kv_transfer import KvLink
 from gpuplane.topology.catalog import get_gpu_model
-from gpuplane.twin.scenario.inference import InferenceServerSpec
 
 
 def _listening(

@@ -12,13 +12,13 @@ from gpuplane.cli.cluster_options import ContextOpt, KubeletConfigOpt, PoolsOpt,
 from gpuplane.cli.fit import _snapshot
 from gpuplane.cli.numbers import finite
 from gpuplane.core.errors import InputError
+from gpuplane.fit.extender.settings import ExtenderSettings
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.extender.json_log import setup_json_logging
 from gpuplane.k8s.extender.live_feed import connect
 from gpuplane.k8s.extender.service import DEADLINE_S, ServeConfig, make_app, settle_heap
 from gpuplane.k8s.extender.state import ExtenderState, node_versions
-from gpuplane.twin.extender.settings import ExtenderSettings
 
 
 def parse_listen(text: str) -> tuple[str, int]:

@@ -14,6 +14,8 @@ from rich.text import Text
 
 from gpuplane.cli.console import err, out, print_json
 from gpuplane.core.errors import InputError
+from gpuplane.fit.cluster_summary import ClusterSummary, summarise_cluster
+from gpuplane.fit.framework_view import framework_view
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.cluster.reading import snapshot_from_files, snapshot_from_kubeconfig
@@ -23,8 +25,6 @@ from gpuplane.k8s.cluster.snapshot_summary import SnapshotSummary, summarise
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.plugins.registry import in_tree_registry
-from gpuplane.twin.fit.cluster_summary import ClusterSummary, summarise_cluster
-from gpuplane.twin.fit.framework_view import framework_view
 
 snapshot_app = typer.Typer(
     help="Read a cluster into a snapshot file (read-only) and summarise it.",

@@ -38,14 +38,14 @@ from gpuplane.cli.sweep_fit_figures import SUMMARY_FIGURES, fit_figures
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.textio import read_named_file
 from gpuplane.core.validation import validate_model
+from gpuplane.fit.expand import expand
+from gpuplane.fit.model import FitCluster
+from gpuplane.fit.workload import FitSettings
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.cluster.snapshot_file import read_snapshot
 from gpuplane.k8s.fit_workload import Workload, workload_from_text
 from gpuplane.k8s.yaml_documents import read_documents
-from gpuplane.twin.fit.expand import expand
-from gpuplane.twin.fit.model import FitCluster
-from gpuplane.twin.fit.workload import FitSettings
 from gpuplane.twin.sweep.checks import no_knob, relocated, settings_at, with_knob
 from gpuplane.twin.sweep.paths import set_path, split_path
 from gpuplane.twin.sweep.point import Cell, Point, Value

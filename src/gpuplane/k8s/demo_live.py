@@ -43,7 +43,7 @@ from gpuplane.k8s.router.service import make_router_app
 from gpuplane.k8s.scaler.engine import ScalerEngine
 from gpuplane.k8s.scaler.grpc_service import StreamSettings
 from gpuplane.k8s.scaler.server import ServerOptions, start
-from gpuplane.twin.scenario.inference import InferenceServerSpec
+from gpuplane.serving.inference_server import InferenceServerSpec
 
 MODEL = "llama"
 GPU_NAME = "NVIDIA H100 80GB HBM3"

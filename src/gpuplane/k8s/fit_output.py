@@ -18,10 +18,10 @@ from typing import Any
 
 import yaml
 
+from gpuplane.fit.plugin_results import PluginResults
+from gpuplane.fit.result import FitAnswer, Outcome, PodAnswer
+from gpuplane.fit.workload import FitWorkload
 from gpuplane.k8s.fit_workload import WorkloadDocument
-from gpuplane.twin.fit.plugin_results import PluginResults
-from gpuplane.twin.fit.result import FitAnswer, Outcome, PodAnswer
-from gpuplane.twin.fit.workload import FitWorkload
 
 FIT = "gpuplane.io/fit"
 FIT_RESULT = "gpuplane.io/fit-result"

@@ -16,13 +16,13 @@ from typing import Any
 
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.textio import read_named_file
+from gpuplane.fit.expand import WorkloadObject
 from gpuplane.k8s.dra_manifests import parse_dra_object
 from gpuplane.k8s.field_errors import relocate
 from gpuplane.k8s.manifests import SUPPORTED, parse_manifest
 from gpuplane.k8s.yaml_documents import YamlDocument, read_documents
 from gpuplane.scheduler.framework.types import PREEMPT_LOWER_PRIORITY
 from gpuplane.slicing.dra.claims import ResourceClaimTemplate
-from gpuplane.twin.fit.expand import WorkloadObject
 
 DRA_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
 STATEFULSET_ONLY = (

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from gpuplane.k8s.field_errors import fail
-from gpuplane.twin.scenario.inference import InferenceServerSpec
+from gpuplane.serving.inference_server import InferenceServerSpec
 
 ROLE_LABELS = ("llm-d.ai/role", "gpuplane.io/serving-role")
 _VLLM_INT = {

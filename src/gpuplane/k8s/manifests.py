@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import Field, StrictStr
 
 from gpuplane.core.errors import InputError
+from gpuplane.fit import workload_objects as wo
 from gpuplane.k8s import workload_manifests as wm
 from gpuplane.k8s.api_types import K8sModel, ObjectMeta, PodSpec, PodTemplateSpec
 from gpuplane.k8s.field_errors import LineOf, fail, join_path, relocate, validate_model
@@ -31,7 +32,6 @@ from gpuplane.k8s.pod_manifest import (
     translate_template,
 )
 from gpuplane.k8s.resources import parse_resource_list
-from gpuplane.twin.scenario import spec as tw
 
 POD_GROUP_VERSIONS = ("scheduling.x-k8s.io/v1alpha1", "scheduling.sigs.k8s.io/v1alpha1")
 KINDS = {
@@ -76,7 +76,7 @@ class PodGroup(_Object):
 
 @dataclass(frozen=True, slots=True)
 class ParsedManifest:
-    obj: tw.WorkloadObject
+    obj: wo.WorkloadObject
     kind: str
     # (field path inside the manifest, text): what the twin accepts but does not model.
     warnings: tuple[tuple[str, str], ...] = ()
@@ -103,10 +103,10 @@ def _object_meta(meta: ObjectMeta | None, *, max_name: int = 253) -> tuple[str, 
     return name, namespace
 
 
-def _pod(doc: Pod, warnings: Warnings) -> tw.PodSpecObject:
+def _pod(doc: Pod, warnings: Warnings) -> wo.PodSpecObject:
     name, namespace = _object_meta(doc.metadata)
     template = translate_pod(doc.metadata, doc.spec or PodSpec(), "metadata", "spec", warnings)
-    return tw.PodSpecObject(name=name, namespace=namespace, template=template)
+    return wo.PodSpecObject(name=name, namespace=namespace, template=template)
 
 
 def _job_counts(spec: wm.JobSpec) -> tuple[int | None, int]:
@@ -156,14 +156,14 @@ def _job_mode(spec: wm.JobSpec, name: str, completions: int | None, parallelism:
     return mode
 
 
-def _job_restart_policy(spec: wm.JobSpec, template: tw.PodTemplate) -> None:
+def _job_restart_policy(spec: wm.JobSpec, template: wo.PodTemplate) -> None:
     field = "spec.template.spec.restartPolicy"
-    if template.restart_policy is tw.RestartPolicy.ALWAYS:
+    if template.restart_policy is wo.RestartPolicy.ALWAYS:
         # SetDefaults_PodSpec defaults an unset restartPolicy to Always, which a Job refuses.
         raise fail('Required value: valid values: "OnFailure", "Never"', field)
     if (
         spec.pod_failure_policy is not None
-        and template.restart_policy is not tw.RestartPolicy.NEVER
+        and template.restart_policy is not wo.RestartPolicy.NEVER
     ):
         raise fail(
             f'{template.restart_policy.value!r}: only "Never" is supported when '
@@ -191,7 +191,7 @@ def _job_selector(spec: wm.JobSpec, labels: dict[str, str]) -> None:
         )
 
 
-def _job(doc: Job, warnings: Warnings) -> tw.JobSpec:
+def _job(doc: Job, warnings: Warnings) -> wo.JobSpec:
     # The job controller labels pods with the Job's name, so it must be a valid label value too.
     name, namespace = _object_meta(doc.metadata, max_name=63)
     spec = doc.spec or wm.JobSpec()
@@ -206,7 +206,7 @@ def _job(doc: Job, warnings: Warnings) -> tw.JobSpec:
     if backoff is None:  # SetDefaults_Job; newer releases use MaxInt32 with a per-index limit
         backoff = INT32_MAX if spec.backoff_limit_per_index is not None else 6
     deadline = spec.active_deadline_seconds
-    return tw.JobSpec(
+    return wo.JobSpec(
         name=name,
         namespace=namespace,
         # The job strategy's generateSelector labels the pods with the Job's name.
@@ -231,11 +231,11 @@ def _template_meta_labels(template: PodTemplateSpec | None) -> dict[str, str]:
 
 def _replicated_template(
     template: PodTemplateSpec | None, selector: LabelSelector | None, warnings: Warnings
-) -> tw.PodTemplate:
+) -> wo.PodTemplate:
     """ValidatePodTemplateSpecForReplicaSet: selector match, restartPolicy Always, no deadline."""
     result = translate_template(template, "spec.template", warnings)
     wm.check_controller_selector(selector, result.labels, "spec")
-    if result.restart_policy is not tw.RestartPolicy.ALWAYS:
+    if result.restart_policy is not wo.RestartPolicy.ALWAYS:
         raise fail(
             f"Unsupported value: {result.restart_policy.value!r}",
             "spec.template.spec.restartPolicy",
@@ -249,7 +249,7 @@ def _replicated_template(
     return result
 
 
-def _deployment(doc: Deployment, warnings: Warnings) -> tw.DeploymentSpec:
+def _deployment(doc: Deployment, warnings: Warnings) -> wo.DeploymentSpec:
     name, namespace = _object_meta(doc.metadata)
     spec = doc.spec or wm.DeploymentSpec()
     replicas = 1 if spec.replicas is None else spec.replicas
@@ -269,7 +269,7 @@ def _deployment(doc: Deployment, warnings: Warnings) -> tw.DeploymentSpec:
             )
     if spec.paused:
         warnings.add("spec.paused", "a paused Deployment is not modelled; the twin rolls it out")
-    return tw.DeploymentSpec(
+    return wo.DeploymentSpec(
         name=name,
         namespace=namespace,
         template=template,
@@ -281,7 +281,7 @@ def _deployment(doc: Deployment, warnings: Warnings) -> tw.DeploymentSpec:
     )
 
 
-def _replica_set(doc: ReplicaSet, warnings: Warnings) -> tw.ReplicaSetSpec:
+def _replica_set(doc: ReplicaSet, warnings: Warnings) -> wo.ReplicaSetSpec:
     name, namespace = _object_meta(doc.metadata)
     spec = doc.spec or wm.ReplicaSetSpec()
     replicas = 1 if spec.replicas is None else spec.replicas
@@ -289,7 +289,7 @@ def _replica_set(doc: ReplicaSet, warnings: Warnings) -> tw.ReplicaSetSpec:
     wm.bounded_pods(replicas, "spec.replicas")
     wm.nonnegative(spec.min_ready_seconds, "spec.minReadySeconds")
     template = _replicated_template(spec.template, spec.selector, warnings)
-    return tw.ReplicaSetSpec(
+    return wo.ReplicaSetSpec(
         name=name,
         namespace=namespace,
         template=template,
@@ -299,7 +299,7 @@ def _replica_set(doc: ReplicaSet, warnings: Warnings) -> tw.ReplicaSetSpec:
     )
 
 
-def _pod_group(doc: PodGroup, warnings: Warnings) -> tw.PodGroupSpec:
+def _pod_group(doc: PodGroup, warnings: Warnings) -> wo.PodGroupSpec:
     name, namespace = _object_meta(doc.metadata)
     if doc.api_version != POD_GROUP_VERSIONS[0]:
         warnings.add(
@@ -314,7 +314,7 @@ def _pod_group(doc: PodGroup, warnings: Warnings) -> tw.PodGroupSpec:
         warnings.add("spec.minMember", "minMember 0 never holds pods back (no gang scheduling)")
     timeout = spec.schedule_timeout_seconds
     wm.nonnegative(timeout, "spec.scheduleTimeoutSeconds")
-    return tw.PodGroupSpec(
+    return wo.PodGroupSpec(
         name=name,
         namespace=namespace,
         min_member=min_member,
@@ -348,7 +348,7 @@ def parse_manifest(doc: object) -> ParsedManifest:
     """One manifest document -> twin spec value; InputError fields are relative to the document."""
     _, kind = _kind_of(doc)
     warnings = Warnings()
-    obj: tw.WorkloadObject
+    obj: wo.WorkloadObject
     if kind == "Pod":
         obj = _pod(validate_model(Pod, doc), warnings)
     elif kind == "Job":

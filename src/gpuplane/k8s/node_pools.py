@@ -31,11 +31,11 @@ from gpuplane.k8s.resources import canonical_amount
 from gpuplane.kubelet.admission import node_state
 from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.kubelet.cpu_manager import allocate_cpus
+from gpuplane.slicing.mig.node_devices import layouts_from_config
 from gpuplane.slicing.sharing.config import device_plugin_config_from_dict
 from gpuplane.topology.gfd import gfd_labels
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.resolve import HARDWARE_SUFFIXES, resolve_topology
-from gpuplane.twin.cluster.mig_devices import layouts_from_config
 from gpuplane.twin.scenario.mig import MigPoolSpec
 from gpuplane.twin.scenario.schema import ControlPlane, NodePool, QuantityText, pool_topology_ref
 from gpuplane.twin.scenario.spec import NodePoolSpec

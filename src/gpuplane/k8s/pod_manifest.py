@@ -1,4 +1,4 @@
-"""Pod templates (and bare Pods' specs) -> ``gpuplane.twin.scenario.spec.PodTemplate``.
+"""Pod templates (and bare Pods' specs) -> ``gpuplane.fit.workload_objects.PodTemplate``.
 
 Validation and defaulting follow the API server, checked against kubernetes/kubernetes (read
 through the code index): ``pkg/apis/core/v1/defaults.go`` (``SetDefaults_PodSpec``: restartPolicy
@@ -21,6 +21,7 @@ from gpuplane.api.validation import (
     qualified_name_errors,
 )
 from gpuplane.core.errors import InputError
+from gpuplane.fit.workload_objects import POD_GROUP_LABEL, ContainerSpec, PodTemplate, RestartPolicy
 from gpuplane.k8s.api_types import Container, ObjectMeta, PodSpec, PodTemplateSpec
 from gpuplane.k8s.api_types import Toleration as TolerationModel
 from gpuplane.k8s.container_checks import check_claim_names, check_container
@@ -32,10 +33,8 @@ from gpuplane.k8s.quantity import parse_manifest_quantity
 from gpuplane.k8s.resources import container_resources, parse_resource_list
 from gpuplane.k8s.topology_spread import topology_spread_constraints
 from gpuplane.serving.engine.startup import tp_startup_error
+from gpuplane.serving.inference_server import InferenceServerSpec
 from gpuplane.serving.models.catalog import resolve_model
-from gpuplane.twin.cluster.cluster import POD_GROUP_LABEL
-from gpuplane.twin.scenario.inference import InferenceServerSpec
-from gpuplane.twin.scenario.spec import ContainerSpec, PodTemplate, RestartPolicy
 
 # scheduler-plugins before v0.24 named the coscheduling label after its old API group.
 LEGACY_POD_GROUP_LABEL = "pod-group.scheduling.sigs.k8s.io"

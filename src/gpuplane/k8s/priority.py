@@ -13,15 +13,10 @@ from typing import Any, cast
 
 from gpuplane.api.validation import dns1123_subdomain_errors, forbidden, invalid
 from gpuplane.core.errors import InputError, Location
+from gpuplane.fit.workload_objects import PodGroupSpec, PodSpecObject, PodTemplate, WorkloadObject
 from gpuplane.k8s.field_errors import fail
 from gpuplane.twin.scenario.schema import PriorityClassEntry
-from gpuplane.twin.scenario.spec import (
-    PodGroupSpec,
-    PodSpecObject,
-    PodTemplate,
-    Workload,
-    WorkloadObject,
-)
+from gpuplane.twin.scenario.spec import Workload
 
 SYSTEM_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
 

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpuplane.api.quantity import EXPECTED, Quantity, parse_quantity
-from gpuplane.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from gpuplane.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, NVIDIA_GPU, PODS
 from gpuplane.api.validation import qualified_name_errors
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.field_errors import fail
@@ -158,7 +158,7 @@ def _check_names_and_values(quantities: dict[str, Quantity], path: str) -> None:
                 problem,
                 field,
                 "cpu, memory, ephemeral-storage, hugepages-<size> or "
-                "a domain-prefixed extended resource such as nvidia.com/gpu",
+                f"a domain-prefixed extended resource such as {NVIDIA_GPU}",
             )
         _check_value(name, quantity, field)
 

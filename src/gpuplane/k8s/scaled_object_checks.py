@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from gpuplane.autoscaler.keda.model import ScaledObjectIn
 from gpuplane.core.errors import InputError, Location
+from gpuplane.fit import workload_objects as wo
 from gpuplane.twin.scenario import spec as tw
 
 
@@ -23,7 +24,7 @@ def scaled_object_warnings(
 ) -> list[str]:
     """``(file, ScaledObject)`` pairs -> warnings; a second ScaledObject on a target raises."""
     deployments = {
-        (w.obj.namespace, w.obj.name) for w in workloads if isinstance(w.obj, tw.DeploymentSpec)
+        (w.obj.namespace, w.obj.name) for w in workloads if isinstance(w.obj, wo.DeploymentSpec)
     }
     managed: dict[tuple[str, str], str] = {}
     warnings: list[str] = []

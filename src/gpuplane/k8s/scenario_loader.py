@@ -30,7 +30,7 @@ from gpuplane.k8s.serving_section import serving_spec
 from gpuplane.k8s.workload_entries import read_text, workload_specs
 from gpuplane.operator.cluster_policy import ClusterPolicy
 from gpuplane.slicing.dra.claims import DeviceClass, ResourceClaim, ResourceClaimTemplate
-from gpuplane.twin.cluster.mig_devices import layouts_from_config
+from gpuplane.slicing.mig.node_devices import layouts_from_config
 from gpuplane.twin.scenario.dra import DraObjectsSpec
 from gpuplane.twin.scenario.mig import MigConfigChange
 from gpuplane.twin.scenario.schema import ControlPlane, Scenario, resolve_relative

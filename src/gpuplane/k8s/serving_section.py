@@ -7,6 +7,7 @@ from pathlib import Path
 from gpuplane.autoscaler.slo.settings import SloScalerSettings
 from gpuplane.core.errors import InputError
 from gpuplane.core.textio import is_file
+from gpuplane.fit import workload_objects as wo
 from gpuplane.k8s.field_errors import LineOf, fail, relocate, validate_model
 from gpuplane.serving.models.catalog import resolve_model
 from gpuplane.serving.traffic.azure import load_azure_trace
@@ -22,16 +23,16 @@ from gpuplane.twin.scenario.serving_spec import (
 )
 
 
-def _deployments(workloads: tuple[tw.Workload, ...]) -> dict[tuple[str, str], tw.DeploymentSpec]:
+def _deployments(workloads: tuple[tw.Workload, ...]) -> dict[tuple[str, str], wo.DeploymentSpec]:
     return {
         (w.obj.namespace, w.obj.name): w.obj
         for w in workloads
-        if isinstance(w.obj, tw.DeploymentSpec)
+        if isinstance(w.obj, wo.DeploymentSpec)
     }
 
 
 def _check_deployment(
-    found: dict[tuple[str, str], tw.DeploymentSpec], svc: Service, name: str, field: str
+    found: dict[tuple[str, str], wo.DeploymentSpec], svc: Service, name: str, field: str
 ) -> None:
     dep = found.get((svc.namespace, name))
     if dep is None:
@@ -50,7 +51,7 @@ def _check_deployment(
         raise fail(f"Deployment {name}: {err.problem}", field, err.expected) from None
 
 
-def _model_of(found: dict[tuple[str, str], tw.DeploymentSpec], svc: Service) -> str:
+def _model_of(found: dict[tuple[str, str], wo.DeploymentSpec], svc: Service) -> str:
     server = found[(svc.namespace, svc.deployment)].template.inference
     return server.model if server is not None else ""
 

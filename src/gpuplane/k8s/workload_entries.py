@@ -18,13 +18,14 @@ from typing import Any
 
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.textio import is_file, read_user_text
+from gpuplane.fit import workload_objects as wo
+from gpuplane.fit.workload_objects import POD_GROUP_LABEL
 from gpuplane.k8s.field_errors import LineOf, fail, relocate
 from gpuplane.k8s.manifests import ParsedManifest, load_manifest, render_warnings
 from gpuplane.k8s.priority import check_priority_class
 from gpuplane.k8s.problems import Problems
 from gpuplane.k8s.traces import load_trace
 from gpuplane.k8s.yaml_documents import read_documents
-from gpuplane.twin.cluster.cluster import POD_GROUP_LABEL
 from gpuplane.twin.scenario import spec as tw
 from gpuplane.twin.scenario.schema import Scenario, WorkloadEntry, resolve_relative
 
@@ -118,11 +119,11 @@ def _run_time(
 def _cross_checks(workloads: list[tw.Workload], scheduler_name: str) -> list[str]:
     """Mistakes that make pods wait forever: another scheduler, a missing PodGroup."""
     groups = {
-        (w.obj.namespace, w.obj.name) for w in workloads if isinstance(w.obj, tw.PodGroupSpec)
+        (w.obj.namespace, w.obj.name) for w in workloads if isinstance(w.obj, wo.PodGroupSpec)
     }
     out: list[str] = []
     for w in workloads:
-        if isinstance(w.obj, tw.PodGroupSpec):
+        if isinstance(w.obj, wo.PodGroupSpec):
             continue
         template = w.obj.template
         if template.scheduler_name != scheduler_name:

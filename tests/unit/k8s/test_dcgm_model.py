@@ -20,7 +20,7 @@ from gpuplane.k8s.emulator.dcgm_model import (
     nvlink_bytes,
 )
 from gpuplane.k8s.emulator.settings import EmulatorSettings, build, deployment
-from gpuplane.twin.scenario.inference import InferenceServerSpec
+from gpuplane.serving.inference_server import InferenceServerSpec
 
 
 def dep(tp: int = 1, load_time_s: float = 60.0) -> Deployment:

@@ -20,10 +20,10 @@ from gpuplane.cli.main import run
 from gpuplane.k8s.deploy.serving import ServingBundle, serving_objects
 from gpuplane.k8s.inference_args import inference_server
 from gpuplane.k8s.scaler.metadata import parse_metadata
+from gpuplane.serving.engine_build import engine_for_gpu
+from gpuplane.serving.inference_server import InferenceServerSpec
 from gpuplane.topology.catalog import get_gpu_model
-from gpuplane.twin.scenario.inference import InferenceServerSpec
 from gpuplane.twin.serving.capacity import capacity_from_engine
-from gpuplane.twin.serving.engines import engine_for_gpu
 
 K8S_VERSION = "1.31.0"
 SCHEMA = Path(__file__).parents[2] / "fixtures" / "keda" / "scaledobject-v2.16.1.schema.yaml"

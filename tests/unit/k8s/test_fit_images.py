@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from gpuplane.core.errors import InputError
+from gpuplane.fit.expand import expand
+from gpuplane.fit.framework_view import framework_view
+from gpuplane.fit.model import FitCluster
 from gpuplane.k8s.cluster.fit_cluster import fit_node
 from gpuplane.k8s.cluster.fit_pools import NodeDefaults
 from gpuplane.k8s.cluster.raw_pod import fit_pod
 from gpuplane.k8s.fit_workload import read_workload
-from gpuplane.twin.fit.expand import expand
-from gpuplane.twin.fit.framework_view import framework_view
-from gpuplane.twin.fit.model import FitCluster
 
 MIB = 1024 * 1024
 

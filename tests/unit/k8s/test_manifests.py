@@ -12,9 +12,9 @@ from gpuplane.api.qos import QosClass
 from gpuplane.api.taints import Toleration
 from gpuplane.core.errors import InputError
 from gpuplane.core.yamlio import LineIndex, parse_yaml
+from gpuplane.fit import workload_objects as wo
 from gpuplane.k8s.manifests import ParsedManifest, load_manifest, parse_manifest
 from gpuplane.twin.cluster.qos import qos_class
-from gpuplane.twin.scenario import spec as tw
 
 GiB = 1024**3
 
@@ -170,7 +170,7 @@ def container(name: str = "c", **resources: Any) -> dict[str, Any]:
 def test_vllm_deployment() -> None:
     parsed = parse_text(VLLM)
     d = parsed.obj
-    assert isinstance(d, tw.DeploymentSpec)
+    assert isinstance(d, wo.DeploymentSpec)
     assert (d.name, d.namespace, d.replicas) == ("llama-3-70b", "inference", 2)
     assert (d.max_surge, d.max_unavailable) == (1, 0)
     t = d.template
@@ -183,14 +183,14 @@ def test_vllm_deployment() -> None:
     assert t.node_selector == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
     assert t.affinity is not None and "podAntiAffinity" in t.affinity
     assert t.termination_grace_period_s == 120.0
-    assert t.restart_policy is tw.RestartPolicy.ALWAYS
+    assert t.restart_policy is wo.RestartPolicy.ALWAYS
     assert qos_class(t) is QosClass.BURSTABLE
     assert parsed.warnings == ()
 
 
 def test_pytorch_job_and_pod_group() -> None:
     job = parse_text(PYTORCH_JOB).obj
-    assert isinstance(job, tw.JobSpec)
+    assert isinstance(job, wo.JobSpec)
     assert (job.completions, job.parallelism, job.backoff_limit) == (4, 4, 0)
     assert job.completion_mode == "Indexed" and job.active_deadline_s == 86400.0
     assert job.labels == {"scheduling.x-k8s.io/pod-group": "llama-finetune", "app": "finetune"}
@@ -206,7 +206,7 @@ def test_pytorch_job_and_pod_group() -> None:
     }
     assert qos_class(job.template) is QosClass.GUARANTEED
     group = parse_text(POD_GROUP).obj
-    assert group == tw.PodGroupSpec(
+    assert group == wo.PodGroupSpec(
         name="llama-finetune",
         namespace="default",
         min_member=4,
@@ -220,7 +220,7 @@ def test_legacy_pod_group_names_are_read_with_a_warning() -> None:
     assert parse_text(legacy).warnings[0][0] == "apiVersion"
     old_label = pod({"containers": [container()]}, labels={"pod-group.scheduling.sigs.k8s.io": "g"})
     parsed = parse_manifest(old_label)
-    assert isinstance(parsed.obj, tw.PodSpecObject)
+    assert isinstance(parsed.obj, wo.PodSpecObject)
     assert parsed.obj.template.labels == {"scheduling.x-k8s.io/pod-group": "g"}
     assert "before v0.24" in parsed.warnings[0][1]
 
@@ -231,7 +231,7 @@ def test_defaults() -> None:
     template = deployment["spec"]["template"]["spec"]
     del template["terminationGracePeriodSeconds"], template["priorityClassName"]
     d = parse_manifest(deployment).obj
-    assert isinstance(d, tw.DeploymentSpec)
+    assert isinstance(d, wo.DeploymentSpec)
     assert (d.replicas, d.max_surge, d.max_unavailable) == (1, "25%", "25%")
     assert d.template.termination_grace_period_s == 30.0
     assert d.template.scheduler_name == "default-scheduler"
@@ -241,7 +241,7 @@ def test_defaults() -> None:
     for key in ("completions", "parallelism", "completionMode", "backoffLimit"):
         del spec[key]
     j = parse_manifest(job).obj
-    assert isinstance(j, tw.JobSpec)
+    assert isinstance(j, wo.JobSpec)
     assert (j.completions, j.parallelism, j.backoff_limit, j.completion_mode) == (
         1,
         1,
@@ -250,20 +250,20 @@ def test_defaults() -> None:
     )
     spec["parallelism"] = 3  # a work queue: completions stay unset
     j = parse_manifest(job).obj
-    assert isinstance(j, tw.JobSpec) and (j.completions, j.parallelism) == (None, 3)
+    assert isinstance(j, wo.JobSpec) and (j.completions, j.parallelism) == (None, 3)
     spec.pop("parallelism")
     spec["completions"] = 5
     j = parse_manifest(job).obj
-    assert isinstance(j, tw.JobSpec) and (j.completions, j.parallelism) == (5, 1)
+    assert isinstance(j, wo.JobSpec) and (j.completions, j.parallelism) == (5, 1)
     p = parse_manifest(pod({"containers": [container()]})).obj
-    assert isinstance(p, tw.PodSpecObject) and p.namespace == "default"
-    assert p.template.restart_policy is tw.RestartPolicy.ALWAYS
+    assert isinstance(p, wo.PodSpecObject) and p.namespace == "default"
+    assert p.template.restart_policy is wo.RestartPolicy.ALWAYS
 
 
 def test_limits_default_requests_and_gpu_rules() -> None:
     def requests(**resources: Any) -> dict[str, int]:
         obj = parse_manifest(pod({"containers": [container(**resources)]})).obj
-        assert isinstance(obj, tw.PodSpecObject)
+        assert isinstance(obj, wo.PodSpecObject)
         return obj.template.containers[0].requests
 
     assert requests(limits={"nvidia.com/gpu": 2}) == {"nvidia.com/gpu": 2}
@@ -335,7 +335,7 @@ def test_qos_table(
         "initContainers": [container(f"i{i}", **r) for i, r in enumerate(init)],
     }
     obj = parse_manifest(pod(spec)).obj
-    assert isinstance(obj, tw.PodSpecObject)
+    assert isinstance(obj, wo.PodSpecObject)
     assert qos_class(obj.template) is expected
 
 
@@ -359,7 +359,7 @@ def test_selector_rules() -> None:
     with pytest.raises(InputError, match="does not match"):
         parse_manifest(expressions)
     expressions["spec"]["selector"]["matchExpressions"][0]["values"] = ["vllm", "x"]
-    assert isinstance(parse_manifest(expressions).obj, tw.DeploymentSpec)
+    assert isinstance(parse_manifest(expressions).obj, wo.DeploymentSpec)
     expressions["spec"]["selector"]["matchExpressions"][0] = {
         "key": "a",
         "operator": "Exists",
@@ -372,7 +372,7 @@ def test_selector_rules() -> None:
     with pytest.raises(InputError, match="`selector` not auto-generated"):
         parse_manifest(job)
     job["spec"]["manualSelector"] = True
-    assert isinstance(parse_manifest(job).obj, tw.JobSpec)
+    assert isinstance(parse_manifest(job).obj, wo.JobSpec)
 
 
 @pytest.mark.parametrize(
@@ -454,7 +454,7 @@ def test_recreate_strategy() -> None:
     doc = yaml.safe_load(VLLM)
     doc["spec"]["strategy"] = {"type": "Recreate"}
     d = parse_manifest(doc).obj
-    assert isinstance(d, tw.DeploymentSpec) and (d.max_surge, d.max_unavailable) == (0, "100%")
+    assert isinstance(d, wo.DeploymentSpec) and (d.max_surge, d.max_unavailable) == (0, "100%")
 
 
 @pytest.mark.parametrize(
@@ -499,7 +499,7 @@ def test_replica_set_and_unmodelled_warnings() -> None:
     for key in ("strategy", "revisionHistoryLimit", "progressDeadlineSeconds"):
         del doc["spec"][key]
     rs = parse_manifest(doc).obj
-    assert isinstance(rs, tw.ReplicaSetSpec) and rs.replicas == 2
+    assert isinstance(rs, wo.ReplicaSetSpec) and rs.replicas == 2
     doc["spec"]["template"]["spec"]["restartPolicy"] = "Never"
     with pytest.raises(InputError, match=r'Unsupported value.*expected "Always"'):
         parse_manifest(doc)
@@ -550,7 +550,7 @@ def test_affinity_is_decoded_as_the_api_server_does(old: str, new: str, expected
 
 def test_affinity_reaches_the_scheduler_with_the_keys_the_manifest_set() -> None:
     d = parse_text(VLLM).obj
-    assert isinstance(d, tw.DeploymentSpec)
+    assert isinstance(d, wo.DeploymentSpec)
     assert d.template.affinity == {
         "podAntiAffinity": {
             "preferredDuringSchedulingIgnoredDuringExecution": [

@@ -11,6 +11,7 @@ import pytest
 from gpuplane.api.strategies import MigStrategy
 from gpuplane.api.taints import Taint
 from gpuplane.core.errors import InputError
+from gpuplane.fit import workload_objects as wo
 from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.twin.scenario import spec as tw
 
@@ -192,8 +193,8 @@ def test_workload_values(scenario_dir: Path) -> None:
     assert web.arrival == tw.ArriveAt(0.0)
     scenario = scenario_dir / "scenario.yaml"
     assert web.source == f"{scenario}:{line_of(scenario, '  - manifest:')}"
-    assert isinstance(group.obj, tw.PodGroupSpec) and group.duration == tw.UntilEnd()
-    assert isinstance(job.obj, tw.JobSpec) and job.failure_probability == 0.1
+    assert isinstance(group.obj, wo.PodGroupSpec) and group.duration == tw.UntilEnd()
+    assert isinstance(job.obj, wo.JobSpec) and job.failure_probability == 0.1
     assert job.arrival == tw.ArrivePoisson(rate_per_s=1 / 600, count=5, start_s=1800.0)
     assert job.duration == tw.ExponentialDuration(mean_s=7200.0)
     assert job.source.endswith("finetune.yaml:7")
@@ -205,7 +206,7 @@ def test_workload_values(scenario_dir: Path) -> None:
         (30.5, 1800.0),
         (90.0, 7200.0),
     ]
-    assert isinstance(batch.obj, tw.PodSpecObject) and batch.obj.name == "batch-"
+    assert isinstance(batch.obj, wo.PodSpecObject) and batch.obj.name == "batch-"
     # ISO datetimes: offsets from the earliest row, scaled, from start_at; first 4 rows only.
     assert isinstance(chat.arrival, tw.ArriveFromTrace)
     assert [r.t_s for r in chat.arrival.rows] == [60.0, 63.0, 67.5, 68.5]

@@ -10,8 +10,8 @@ import pytest
 from gpuplane.api.selectors import from_match_fields
 from gpuplane.api.topology_spread import TopologySpreadConstraint
 from gpuplane.core.errors import InputError
+from gpuplane.fit import workload_objects as wo
 from gpuplane.k8s.manifests import parse_manifest
-from gpuplane.twin.scenario import spec as tw
 from tests.unit.k8s.test_manifests import parse_text
 
 
@@ -31,9 +31,9 @@ ZONE = {
 }
 
 
-def template_of(doc: dict[str, Any]) -> tw.PodTemplate:
+def template_of(doc: dict[str, Any]) -> wo.PodTemplate:
     obj = parse_manifest(doc).obj
-    assert isinstance(obj, tw.PodSpecObject)
+    assert isinstance(obj, wo.PodSpecObject)
     return obj.template
 
 
@@ -53,7 +53,7 @@ def test_constraints_are_read_with_their_fields() -> None:
     }
     parsed = parse_manifest(pod(full, host))
     assert parsed.warnings == ()
-    assert isinstance(parsed.obj, tw.PodSpecObject)
+    assert isinstance(parsed.obj, wo.PodSpecObject)
     assert parsed.obj.template.topology_spread_constraints == (
         TopologySpreadConstraint(
             1,
@@ -171,6 +171,6 @@ def test_the_deployments_selector_is_kept() -> None:
         },
     }
     d = parse_manifest(doc).obj
-    assert isinstance(d, tw.DeploymentSpec)
+    assert isinstance(d, wo.DeploymentSpec)
     assert d.selector == from_match_fields({"app": "web"}, [])
     assert template_of(pod(ZONE)).topology_spread_constraints[0].max_skew == 1

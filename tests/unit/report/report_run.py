@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuplane.fit.workload_objects import DeploymentSpec
 from gpuplane.operator.settings import OperatorSettings
 from gpuplane.report.run_files import write_run
 from gpuplane.twin.build import build_simulation
 from gpuplane.twin.operator.node_agent import OperatorNodeAgent
-from gpuplane.twin.scenario.spec import DeploymentSpec, NodePoolSpec, Workload
+from gpuplane.twin.scenario.spec import NodePoolSpec, Workload
 from tests.factories import make_pool, make_template
 
 

@@ -8,12 +8,13 @@ from pathlib import Path
 
 from rich.console import Console
 
+from gpuplane.fit.workload_objects import DeploymentSpec
 from gpuplane.operator.settings import OperatorSettings
 from gpuplane.report.run_files import write_run
 from gpuplane.report.run_view import run_summary_view
 from gpuplane.twin.build import build_simulation
 from gpuplane.twin.operator.node_agent import OperatorNodeAgent
-from gpuplane.twin.scenario.spec import DeploymentSpec, Workload
+from gpuplane.twin.scenario.spec import Workload
 from tests.factories import make_pool, make_template
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpuplane.api.selectors import from_match_fields
+from gpuplane.fit.model import FitPod
 from gpuplane.k8s.cluster.mig_inputs import single_request
 from gpuplane.scheduler.framework.types import PodInfo
 from gpuplane.slicing.mig.auto_place import apply_counts
@@ -17,7 +18,6 @@ from gpuplane.slicing.mig.controller_types import (
     SkipReason,
 )
 from gpuplane.slicing.mig.layout import EMPTY_LAYOUT, Layout
-from gpuplane.twin.fit.model import FitPod
 
 A100 = get_mig_gpu("A100-80GB")
 PRODUCT = "NVIDIA-A100-SXM4-80GB"

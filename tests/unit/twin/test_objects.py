@@ -6,8 +6,8 @@ import pytest
 
 from gpuplane.api.pod_phase import PodPhase
 from gpuplane.api.qos import QosClass
+from gpuplane.fit.workload_objects import PodTemplate
 from gpuplane.twin.cluster.objects import VALID_POD_TRANSITIONS, IllegalTransition, Pod
-from gpuplane.twin.scenario.spec import PodTemplate
 
 
 def make_pod(phase: PodPhase) -> Pod:

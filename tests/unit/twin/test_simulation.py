@@ -8,13 +8,14 @@ from typing import Any
 import pytest
 
 from gpuplane.core.kernel import EventHandle
+from gpuplane.fit.workload_objects import DeploymentSpec
 from gpuplane.twin.build import build_simulation
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.component import Component
 from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.operator.summary import OperatorSummary
 from gpuplane.twin.scenario.settings import TwinSettings
-from gpuplane.twin.scenario.spec import DeploymentSpec, Workload
+from gpuplane.twin.scenario.spec import Workload
 from gpuplane.twin.serving.runtime import ServingRuntime
 from gpuplane.twin.simulation import Simulation
 from tests.factories import make_pool, make_template

@@ -21,6 +21,8 @@ from typing import Any
 
 from gpuplane.api.taints import Taint, TaintEffect
 from gpuplane.core.errors import InputError
+from gpuplane.fit.model import FitCluster, FitNode, FitPod
+from gpuplane.fit.selecting import Selecting
 from gpuplane.k8s.cluster.api_lister import RawObject
 from gpuplane.k8s.cluster.fit_memo import FitMemo
 from gpuplane.k8s.cluster.fit_pools import NodeDefaults, kubelet_of
@@ -35,8 +37,6 @@ from gpuplane.slicing.dra.limits import API_VERSION as DRA_API_VERSION
 from gpuplane.slicing.dra.pod_claims import PodClaims
 from gpuplane.slicing.dra.snapshot import DraSnapshot, make_dra_snapshot
 from gpuplane.topology.gfd_hardware import hardware_from_labels
-from gpuplane.twin.fit.model import FitCluster, FitNode, FitPod
-from gpuplane.twin.fit.selecting import Selecting
 
 _EFFECTS: tuple[TaintEffect, ...] = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _DRA_KEYS = ("resourceSlices", "deviceClasses", "resourceClaims", "resourceClaimTemplates")

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gpuplane.fit.model import FitNode, FitPod
+from gpuplane.fit.selecting import Selecting
 from gpuplane.k8s.cluster.api_lister import RawObject
-from gpuplane.twin.fit.model import FitNode, FitPod
-from gpuplane.twin.fit.selecting import Selecting
 
 Context = tuple[object, ...]
 

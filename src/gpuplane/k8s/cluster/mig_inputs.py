@@ -24,6 +24,7 @@ from typing import Any
 from gpuplane.api.resources import is_mig_resource, mig_profile_of
 from gpuplane.api.selectors import LabelSelector, from_match_fields
 from gpuplane.core.errors import InputError
+from gpuplane.fit.model import FitCluster, FitNode, FitPod
 from gpuplane.k8s.cluster.api_lister import RawObject
 from gpuplane.slicing.mig.controller_types import (
     SINGLE_STRATEGY,
@@ -33,11 +34,10 @@ from gpuplane.slicing.mig.controller_types import (
     DisruptionBudget,
 )
 from gpuplane.slicing.mig.layout import EMPTY_LAYOUT
+from gpuplane.slicing.mig.node_devices import MIG_CONFIG_LABEL, MIG_STATE_LABEL, mig_gpu_of
 from gpuplane.slicing.mig.parted_config import PartedConfig
 from gpuplane.slicing.mig.parted_defaults import default_configs
 from gpuplane.slicing.mig.parted_naming import layouts_of
-from gpuplane.twin.cluster.mig_devices import MIG_CONFIG_LABEL, MIG_STATE_LABEL, mig_gpu_of
-from gpuplane.twin.fit.model import FitCluster, FitNode, FitPod
 
 MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
 PRODUCT_LABEL = "nvidia.com/gpu.product"

@@ -1,5 +1,5 @@
 """The snapshot's Services, ReplicationControllers, ReplicaSets and StatefulSets as the
-selectors kube-scheduler's DefaultSelector combines (``twin.fit.selecting``), and namespace
+selectors kube-scheduler's DefaultSelector combines (``fit.selecting``), and namespace
 labels."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpuplane.api.selectors import LabelSelector, from_match_fields
+from gpuplane.fit.selecting import Selecting
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
-from gpuplane.twin.fit.selecting import Selecting
 
 
 def _dict(value: object) -> dict[str, Any]:

@@ -22,6 +22,9 @@ from gpuplane.api.taints import Toleration, TolerationOperator
 from gpuplane.api.topology_spread import TopologySpreadConstraint
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.validation import validate_model
+from gpuplane.fit.model import GPU_IDS_ANNOTATION, FitPod
+from gpuplane.fit.selecting import Selecting, default_selector
+from gpuplane.fit.workload_objects import POD_GROUP_LABEL
 from gpuplane.k8s.api_types import TopologySpreadConstraint as ConstraintModel
 from gpuplane.k8s.cluster.api_lister import RawObject
 from gpuplane.k8s.quantity import parse_manifest_quantity
@@ -33,9 +36,6 @@ from gpuplane.scheduler.framework.types import (
     PodInfo,
 )
 from gpuplane.slicing.mig.controller_types import MIG_PROFILE_ANNOTATION
-from gpuplane.twin.cluster.cluster import POD_GROUP_LABEL
-from gpuplane.twin.fit.model import GPU_IDS_ANNOTATION, FitPod
-from gpuplane.twin.fit.selecting import Selecting, default_selector
 
 LEGACY_POD_GROUP_LABEL = "pod-group.scheduling.sigs.k8s.io"
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import yaml
 
+from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.k8s.deploy.objects import (
     Obj,
     binding,
@@ -34,7 +35,7 @@ KUBE_SCHEDULER_IMAGE = "registry.k8s.io/kube-scheduler:v1.31.2"
 
 
 def managed_resources() -> list[str]:
-    names = {"nvidia.com/gpu"}
+    names = {NVIDIA_GPU}
     for gpu in default_mig_catalog().gpus.values():
         names.update(p.resource_name for p in gpu.profiles)
     return sorted(names)

@@ -33,15 +33,16 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.deploy import objects
 from gpuplane.k8s.deploy.objects import Obj, binding, labels, meta, rule, service_account
+from gpuplane.serving.engine_build import engine_for_gpu
+from gpuplane.serving.inference_server import InferenceServerSpec
 from gpuplane.serving.models.catalog import default_catalog
 from gpuplane.topology.catalog import get_gpu_model
-from gpuplane.twin.scenario.inference import InferenceServerSpec
 from gpuplane.twin.scenario.serving_spec import ColdStart
 from gpuplane.twin.serving.capacity import capacity_from_engine
-from gpuplane.twin.serving.engines import engine_for_gpu
 
 ENGINE_PORT, ROUTER_PORT, GRPC_PORT, SCALER_METRICS_PORT = 8000, 8080, 9090, 9091
 VLLM_IMAGE = "vllm/vllm-openai:v0.33.0"  # the release docs/live.md's metric names follow
@@ -144,7 +145,7 @@ def _engine_container(b: ServingBundle, startup_s: float, role: Role) -> tuple[O
         model, "--served-model-name", b.served, "--tensor-parallel-size", str(b.tp),
         "--host", "0.0.0.0", "--port", str(ENGINE_PORT), *kv,
     ]  # fmt: skip
-    gpus = {"nvidia.com/gpu": str(b.tp)}
+    gpus = {NVIDIA_GPU: str(b.tp)}
     c = {
         "name": "vllm",
         "image": b.vllm_image,

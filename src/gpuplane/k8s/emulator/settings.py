@@ -2,9 +2,9 @@
 
 The server flags are vLLM's (``--gpu-memory-utilization``, ``--max-num-seqs``,
 ``--max-num-batched-tokens``, ``--max-model-len``, ``--enable-prefix-caching``, ...) held in the
-same :class:`~gpuplane.twin.scenario.inference.InferenceServerSpec` the twin reads from a
+same :class:`~gpuplane.serving.inference_server.InferenceServerSpec` the twin reads from a
 container's args, and the engine comes from the twin's own builder
-(``twin.serving.engines.engine_for_gpu``): the emulator serves what the twin simulates.
+(``serving.engine_build.engine_for_gpu``): the emulator serves what the twin simulates.
 
 Cold start: the twin's ``serving.cold_start`` without the image pull (the process is already
 running): weights at ``storage_gbps`` (each TP rank loads its shard in parallel) plus ``init_s``
@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from gpuplane.k8s.emulator.dcgm_model import Deployment, LoadPhases
 from gpuplane.k8s.emulator.kv_config import KvTransferConfig
 from gpuplane.k8s.emulator.nixl import DEFAULT_HOLD_S
+from gpuplane.serving.engine_build import BuiltEngine, engine_for_gpu
+from gpuplane.serving.inference_server import InferenceServerSpec
 from gpuplane.serving.models.shape import DTYPE_BYTES
 from gpuplane.serving.steptime.kv_transfer import KvLink
 from gpuplane.topology.catalog import get_gpu_model
-from gpuplane.twin.scenario.inference import InferenceServerSpec
 from gpuplane.twin.scenario.serving_spec import ColdStart
-from gpuplane.twin.serving.engines import BuiltEngine, engine_for_gpu
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
+from gpuplane.fit.model import FitCluster
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_memo import FitMemo
 from gpuplane.k8s.cluster.fit_pools import NodeDefaults
@@ -18,7 +19,6 @@ from gpuplane.k8s.cluster.informer import InformerSettings
 from gpuplane.k8s.cluster.live_cluster import LiveCluster
 from gpuplane.k8s.extender.binder import Binder, WriterBinder
 from gpuplane.k8s.extender.state import node_versions
-from gpuplane.twin.fit.model import FitCluster
 
 IN_CLUSTER = "in-cluster"
 

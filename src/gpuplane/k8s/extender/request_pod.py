@@ -2,7 +2,7 @@
 
 Read by ``fit``'s pod reader (requests as kube-scheduler computes them, priority from the
 cluster's PriorityClasses); the needs come from the annotations of
-:mod:`gpuplane.twin.extender.needs`.
+:mod:`gpuplane.fit.extender.needs`.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpuplane.core.errors import InputError
+from gpuplane.fit.extender.needs import MIN_RING_ANNOTATION, NVLINK_ISLAND_ANNOTATION, GpuNeeds
 from gpuplane.k8s.cluster.raw_pod import fit_pod
 from gpuplane.k8s.extender.wire import WireError
 from gpuplane.scheduler.framework.types import PodInfo
-from gpuplane.twin.extender.needs import MIN_RING_ANNOTATION, NVLINK_ISLAND_ANNOTATION, GpuNeeds
 
 SOURCE = "the extender request"
 

@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from gpuplane.fit.model import FitCluster
 from gpuplane.k8s.extender.binder import Binder
 from gpuplane.k8s.extender.handlers import VERBS, Reply, error_reply, handle
 from gpuplane.k8s.extender.live_feed import Feed
 from gpuplane.k8s.extender.metrics import ExtenderMetrics, make_metrics
 from gpuplane.k8s.extender.state import ExtenderState
 from gpuplane.k8s.extender.wire import encode
-from gpuplane.twin.fit.model import FitCluster
 
 log = logging.getLogger("gpuplane.extender")
 MAX_BODY_BYTES = 64 * 2**20  # a 10,000-node NodeList is about 40 MiB

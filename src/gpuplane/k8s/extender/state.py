@@ -13,6 +13,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpuplane.core.errors import InputError
+from gpuplane.fit.extender.assumed import AssumedPods
+from gpuplane.fit.extender.decide import FilterDecision, filter_nodes
+from gpuplane.fit.extender.fast_scores import Scores, score_names
+from gpuplane.fit.extender.needs import GpuNeeds
+from gpuplane.fit.extender.node_eval import NodeEval, pod_key
+from gpuplane.fit.extender.overlay import AssumedOverlay
+from gpuplane.fit.extender.preempt import preempt_nodes
+from gpuplane.fit.extender.settings import ExtenderSettings
+from gpuplane.fit.extender.view import ExtenderView, make_view, with_assumed, with_nodes
+from gpuplane.fit.model import FitCluster, FitNode
 from gpuplane.k8s.cluster.fit_cluster import fit_node
 from gpuplane.k8s.cluster.fit_pools import NodeDefaults
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
@@ -26,16 +36,6 @@ from gpuplane.k8s.extender.wire import (
 )
 from gpuplane.k8s.extender.wire_nodes import WireNode
 from gpuplane.scheduler.framework.types import PodInfo
-from gpuplane.twin.extender.assumed import AssumedPods
-from gpuplane.twin.extender.decide import FilterDecision, filter_nodes
-from gpuplane.twin.extender.fast_scores import Scores, score_names
-from gpuplane.twin.extender.needs import GpuNeeds
-from gpuplane.twin.extender.node_eval import NodeEval, pod_key
-from gpuplane.twin.extender.overlay import AssumedOverlay
-from gpuplane.twin.extender.preempt import preempt_nodes
-from gpuplane.twin.extender.settings import ExtenderSettings
-from gpuplane.twin.extender.view import ExtenderView, make_view, with_assumed, with_nodes
-from gpuplane.twin.fit.model import FitCluster, FitNode
 
 MAX_CACHED_POD_SHAPES = 1_000
 MAX_RECENT_PODS = 10_000

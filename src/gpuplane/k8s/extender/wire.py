@@ -23,9 +23,9 @@ from typing import Any
 
 import msgspec
 
+from gpuplane.fit.extender.decide import MAX_PRIORITY, FilterDecision, HostScore
+from gpuplane.fit.extender.fast_scores import Scores
 from gpuplane.k8s.extender.wire_nodes import WireNode, nodes_of_list
-from gpuplane.twin.extender.decide import MAX_PRIORITY, FilterDecision, HostScore
-from gpuplane.twin.extender.fast_scores import Scores
 
 
 class WireError(Exception):

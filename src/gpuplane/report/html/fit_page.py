@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gpuplane.fit.model import FitCluster
+from gpuplane.fit.result import FitAnswer, MigGpuChange, Outcome, Remedy
 from gpuplane.report.html.fit_pod_view import gpu_ids, pod_html, ring_text, verdict_text
 from gpuplane.report.html.mig_svg import mig_svg
 from gpuplane.report.html.page import esc, figure, page, table
-from gpuplane.twin.fit.model import FitCluster
-from gpuplane.twin.fit.result import FitAnswer, MigGpuChange, Outcome, Remedy
 
 # Pods shown in full; the rest are in the table (a 500-replica Deployment stays readable).
 MAX_POD_DETAILS = 32

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gpuplane.fit.model import FitNode
+from gpuplane.fit.result import GpuAnswer, GpuSet, KubeletVerdict, PodAnswer
 from gpuplane.report.html.page import esc, figure, table
 from gpuplane.report.html.topology_svg import topology_svg
-from gpuplane.twin.fit.model import FitNode
-from gpuplane.twin.fit.result import GpuAnswer, GpuSet, KubeletVerdict, PodAnswer
 
 
 def gpu_ids(g: GpuAnswer | None) -> str:

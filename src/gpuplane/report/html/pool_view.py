@@ -12,13 +12,13 @@ from gpuplane.report.html.page import esc, missing, table
 from gpuplane.report.html.topology_svg import topology_svg
 from gpuplane.report.timeline import MigChange
 from gpuplane.slicing.mig.layout import Layout
+from gpuplane.slicing.mig.node_devices import layouts_from_config, mig_gpu_of
 from gpuplane.topology.gfd import gfd_labels
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.nrt import node_resource_topology
 from gpuplane.topology.presets import preset_names
 from gpuplane.topology.resolve import resolve_topology
 from gpuplane.topology.tp_bandwidth import tp_bandwidth, tp_sizes
-from gpuplane.twin.cluster.mig_devices import layouts_from_config, mig_gpu_of
 from gpuplane.twin.cluster.nodes import make_node
 from gpuplane.twin.kubelet.gpu_devices import node_gfd_labels
 from gpuplane.twin.scenario.spec import NodePoolSpec

@@ -1,11 +1,15 @@
-"""gpuplane's scheduler plugins, one per file; ``registry.in_tree_registry()`` names them all.
+"""gpuplane's scheduler plugins, one per file, or one folder for a plugin of several files (as
+kube-scheduler lays out framework/plugins: ``interpodaffinity/``, ``podtopologyspread/``,
+``noderesources/``, and scheduler-plugins' ``noderesourcetopology/``);
+``registry.in_tree_registry()`` names them all. ``topology_domains`` is the domain counting both
+InterPodAffinity and PodTopologySpread use.
 
 kube-scheduler in-tree: PrioritySort, NodeUnschedulable, TaintToleration, NodeAffinity,
-NodeResourcesFit, DefaultPreemption, DefaultBinder. scheduler-plugins: Coscheduling. gpuplane's
-own: GPUSharing (fractional GPUs on a concrete device), Fragmentation (FGD's score and
-gpuplane's own, over the demand distribution). scheduler-plugins: NodeResourceTopologyMatch.
-gpuplane's own: GPUTopology (the interconnect a multi-GPU pod would get). In-tree:
-DynamicResources (DRA claims, structured parameters).
+NodeResourcesFit, NodeResourcesBalancedAllocation, InterPodAffinity, PodTopologySpread,
+ImageLocality, DefaultPreemption, DefaultBinder, DynamicResources (DRA claims, structured
+parameters). scheduler-plugins: Coscheduling, NodeResourceTopologyMatch. gpuplane's own:
+GPUSharing (fractional GPUs on a concrete device), Fragmentation (FGD's score and gpuplane's
+own, over the demand distribution), GPUTopology (the interconnect a multi-GPU pod would get).
 """
 
 from gpuplane.scheduler.plugins import (
@@ -16,10 +20,13 @@ from gpuplane.scheduler.plugins import (
     fragmentation,
     gpu_sharing,
     gpu_topology,
+    image_locality,
+    interpodaffinity,
     node_affinity,
-    node_resource_topology,
-    node_resources_fit,
     node_unschedulable,
+    noderesources,
+    noderesourcetopology,
+    podtopologyspread,
     priority_sort,
     taint_toleration,
 )
@@ -32,10 +39,13 @@ __all__ = [
     "fragmentation",
     "gpu_sharing",
     "gpu_topology",
+    "image_locality",
+    "interpodaffinity",
     "node_affinity",
-    "node_resource_topology",
-    "node_resources_fit",
     "node_unschedulable",
+    "noderesources",
+    "noderesourcetopology",
+    "podtopologyspread",
     "priority_sort",
     "taint_toleration",
 ]

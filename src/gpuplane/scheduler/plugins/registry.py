@@ -12,10 +12,6 @@ from pydantic import BaseModel
 
 from gpuplane.scheduler.framework.interfaces import Plugin
 from gpuplane.scheduler.framework.registry import Registry
-from gpuplane.scheduler.plugins.balanced_allocation import (
-    NodeResourcesBalancedAllocation,
-    NodeResourcesBalancedAllocationArgs,
-)
 from gpuplane.scheduler.plugins.coscheduling import Coscheduling, CoschedulingArgs
 from gpuplane.scheduler.plugins.default_binder import DefaultBinder
 from gpuplane.scheduler.plugins.default_preemption import DefaultPreemption, DefaultPreemptionArgs
@@ -24,16 +20,23 @@ from gpuplane.scheduler.plugins.fragmentation import Fragmentation, Fragmentatio
 from gpuplane.scheduler.plugins.gpu_sharing import GPUSharing
 from gpuplane.scheduler.plugins.gpu_topology import GPUTopology, GPUTopologyArgs
 from gpuplane.scheduler.plugins.image_locality import ImageLocality
-from gpuplane.scheduler.plugins.inter_pod_affinity import InterPodAffinity, InterPodAffinityArgs
+from gpuplane.scheduler.plugins.interpodaffinity.plugin import (
+    InterPodAffinity,
+    InterPodAffinityArgs,
+)
 from gpuplane.scheduler.plugins.no_op import NO_OP_PLUGINS
 from gpuplane.scheduler.plugins.node_affinity import NodeAffinity
-from gpuplane.scheduler.plugins.node_resource_topology import (
+from gpuplane.scheduler.plugins.node_unschedulable import NodeUnschedulable
+from gpuplane.scheduler.plugins.noderesources.balanced_allocation import (
+    NodeResourcesBalancedAllocation,
+    NodeResourcesBalancedAllocationArgs,
+)
+from gpuplane.scheduler.plugins.noderesources.fit import NodeResourcesFit, NodeResourcesFitArgs
+from gpuplane.scheduler.plugins.noderesourcetopology.plugin import (
     NodeResourceTopologyMatch,
     NodeResourceTopologyMatchArgs,
 )
-from gpuplane.scheduler.plugins.node_resources_fit import NodeResourcesFit, NodeResourcesFitArgs
-from gpuplane.scheduler.plugins.node_unschedulable import NodeUnschedulable
-from gpuplane.scheduler.plugins.pod_topology_spread import (
+from gpuplane.scheduler.plugins.podtopologyspread.plugin import (
     PodTopologySpread,
     PodTopologySpreadArgs,
 )

@@ -64,7 +64,7 @@ class ReplicaResource(_Model):
     def _name(cls, value: str) -> str:
         if value != NVIDIA_GPU and not _MIG_RESOURCE.match(value):
             raise ValueError(
-                f"unsupported resource {value!r}; expected nvidia.com/gpu or a MIG resource "
+                f"unsupported resource {value!r}; expected {NVIDIA_GPU} or a MIG resource "
                 "such as nvidia.com/mig-1g.10gb"
             )
         return value

@@ -1,8 +1,15 @@
 """The running cluster: event loop, object store, randomness, names, events and the wiring that
 lets components ask each other for work (a scheduling cycle, a controller sync).
 
-Components never call each other's handlers directly; they ask for an event at the current time,
-so every change is ordered by the kernel and the run stays deterministic.
+Components never call each other's handlers directly: work for another component (a controller
+sync, a scheduling cycle, a SIGKILL after the grace period) is asked for as an event, so every
+change is ordered by the kernel and the run stays deterministic. The one synchronous path is a
+watch: ``pod_changed`` and ``cluster_changed`` call the hooks the run's wiring registered in
+``on_pod_change`` / ``on_cluster_change``, at once and in registration order, as an informer
+calls its event handlers. A hook only brings its own component's caches up to date (the
+scheduling queue and snapshot cache, a pod's ResourceClaims, an engine leaving its router) and
+asks for work as events; it never runs another component's handler, and the change itself has
+already been made when it runs. docs/twin.md, "Objects and books", says why this is not an event.
 """
 
 from __future__ import annotations
@@ -15,18 +22,16 @@ from gpuplane.api.owner import OwnerRef
 from gpuplane.core.kernel import EventLoop, Priority
 from gpuplane.core.rng import RngStreams
 from gpuplane.core.tsdb import SeriesStore
+from gpuplane.fit.resources import pod_requests
+from gpuplane.fit.workload_objects import POD_GROUP_LABEL, PodTemplate
 from gpuplane.slicing.dra.claims import ResourceClaim
 from gpuplane.slicing.dra.snapshot import DraSnapshot, PendingAllocation
 from gpuplane.twin.cluster.events import EventRecorder
 from gpuplane.twin.cluster.names import NameFactory
 from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.cluster.qos import qos_class
-from gpuplane.twin.cluster.resources import pod_requests
 from gpuplane.twin.cluster.store import ObjectStore
 from gpuplane.twin.scenario.settings import TwinSettings
-from gpuplane.twin.scenario.spec import PodTemplate
-
-POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 
 
 class DraObjects(Protocol):
@@ -106,6 +111,8 @@ class Cluster:
 
     # ----- notifications -----
     def pod_changed(self, pod: Pod) -> None:
+        """A pod's state changed (the caller has applied it): its owner gets a sync event, and
+        every ``on_pod_change`` hook sees the pod now, before the caller goes on."""
         if not pod.is_active:
             self.store.active.discard(pod.uid)
         if pod.owner is not None:

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
-from gpuplane.twin.cluster import resources as res
+from gpuplane.fit import resources as res
 from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.cluster.store import GPU_MILLI, MILLI_PER_GPU, ObjectStore
 

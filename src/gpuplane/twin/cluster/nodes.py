@@ -10,7 +10,7 @@ from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
 from gpuplane.api.strategies import SharingStrategy
 from gpuplane.slicing.devices import DeviceSlot, whole_gpus
 from gpuplane.slicing.devices import replicas as replica_slots
-from gpuplane.twin.cluster.mig_devices import MIG_CONFIG_LABEL, MIG_STATE_LABEL, mig_slots
+from gpuplane.slicing.mig.node_devices import MIG_CONFIG_LABEL, MIG_STATE_LABEL, mig_slots
 from gpuplane.twin.cluster.objects import Node
 from gpuplane.twin.scenario.spec import NodePoolSpec
 

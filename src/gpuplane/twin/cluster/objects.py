@@ -15,12 +15,12 @@ from gpuplane.api.pod_phase import TERMINAL_PHASES, PodPhase
 from gpuplane.api.qos import QosClass
 from gpuplane.api.selectors import LabelSelector
 from gpuplane.api.taints import Taint
+from gpuplane.fit.workload_objects import PodTemplate, Resources
 from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.slicing.devices import DeviceKind, DeviceSlot
 from gpuplane.slicing.mig.layout import Layout
 from gpuplane.slicing.sharing.config import DevicePluginConfig
 from gpuplane.topology.model import NodeTopology
-from gpuplane.twin.scenario.spec import PodTemplate, Resources
 
 VALID_POD_TRANSITIONS: dict[PodPhase, frozenset[PodPhase]] = {
     # Pending -> Running: the kubelet admitted the pod and started its containers.

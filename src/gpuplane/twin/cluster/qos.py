@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuplane.api.qos import QosClass, pod_qos_class
-from gpuplane.twin.scenario.spec import PodTemplate
+from gpuplane.fit.workload_objects import PodTemplate
 
 
 def qos_class(template: PodTemplate) -> QosClass:

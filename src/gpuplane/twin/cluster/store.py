@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU, PODS
+from gpuplane.fit import resources as res
 from gpuplane.slicing.devices import DeviceSlot
-from gpuplane.twin.cluster import resources as res
 from gpuplane.twin.cluster.objects import (
     DeploymentState,
     JobState,

@@ -13,6 +13,13 @@ from collections.abc import Callable
 import numpy as np
 
 from gpuplane.core.kernel import Priority
+from gpuplane.fit.workload_objects import (
+    DeploymentSpec,
+    JobSpec,
+    PodGroupSpec,
+    PodSpecObject,
+    ReplicaSetSpec,
+)
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import JobState, PodGroupState
 from gpuplane.twin.component import Component
@@ -20,17 +27,7 @@ from gpuplane.twin.controllers.deployment import DeploymentController
 from gpuplane.twin.controllers.job import JobController
 from gpuplane.twin.controllers.podgroup import PodGroupController
 from gpuplane.twin.controllers.runtime import sample_pod_fate
-from gpuplane.twin.scenario.spec import (
-    ArriveAt,
-    ArriveFromTrace,
-    ArrivePoisson,
-    DeploymentSpec,
-    JobSpec,
-    PodGroupSpec,
-    PodSpecObject,
-    ReplicaSetSpec,
-    Workload,
-)
+from gpuplane.twin.scenario.spec import ArriveAt, ArriveFromTrace, ArrivePoisson, Workload
 
 
 def arrival_times(workload: Workload, rng: np.random.Generator) -> list[tuple[float, float | None]]:

@@ -12,6 +12,7 @@ import zlib
 
 from gpuplane.api.owner import OwnerRef
 from gpuplane.api.selectors import with_match_labels
+from gpuplane.fit.workload_objects import DeploymentSpec, ReplicaSetSpec
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import DeploymentState, ReplicaSetState
 from gpuplane.twin.component import Component
@@ -20,7 +21,6 @@ from gpuplane.twin.controllers.replicaset import (
     ReplicaSetController,
     controller_selector,
 )
-from gpuplane.twin.scenario.spec import DeploymentSpec, ReplicaSetSpec
 
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 

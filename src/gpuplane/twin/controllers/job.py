@@ -14,12 +14,13 @@ from __future__ import annotations
 from gpuplane.api.owner import OwnerRef
 from gpuplane.api.pod_phase import PodPhase
 from gpuplane.core.kernel import Priority
+from gpuplane.fit.workload_objects import RestartPolicy
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import JobState
 from gpuplane.twin.component import Component
 from gpuplane.twin.controllers.runtime import sample_pod_fate
 from gpuplane.twin.kubelet.simulator import KubeletSim
-from gpuplane.twin.scenario.spec import RestartPolicy, Workload
+from gpuplane.twin.scenario.spec import Workload
 
 KIND = "Job"
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from gpuplane.api.qos import QosClass
 from gpuplane.api.resources import CPU, MEMORY, NVIDIA_GPU
+from gpuplane.fit.workload_objects import ContainerSpec
 from gpuplane.kubelet.admission import AdmitResult, ContainerRequest, GpuChooser, admit_pod
 from gpuplane.kubelet.admission import node_state as kubelet_node_state
 from gpuplane.kubelet.config import CpuManagerPolicy, MemoryManagerPolicy
@@ -24,7 +25,6 @@ from gpuplane.slicing.sharing.advertise import distribute
 from gpuplane.twin.cluster.objects import Node, Pod
 from gpuplane.twin.cluster.store import GPU_MILLI, ObjectStore
 from gpuplane.twin.kubelet.bind_allocation import BindAllocation
-from gpuplane.twin.scenario.spec import ContainerSpec
 
 
 class NodeAdmission:

@@ -6,10 +6,10 @@ import re
 
 from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.api.strategies import MigStrategy
+from gpuplane.slicing.mig.node_devices import mig_gpu_of
 from gpuplane.slicing.mig.strategy import NodeGpu, plugin_view
 from gpuplane.slicing.sharing.advertise import sharing_labels
 from gpuplane.topology.gfd import gfd_labels
-from gpuplane.twin.cluster.mig_devices import mig_gpu_of
 from gpuplane.twin.cluster.objects import Node
 
 

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from gpuplane.api.pod_phase import PodPhase
 from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.core.kernel import Priority
+from gpuplane.fit.workload_objects import RestartPolicy
 from gpuplane.slicing.sharing.advertise import ADMISSION_REASON, request_error
 from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import Node, Pod
@@ -31,7 +32,6 @@ from gpuplane.twin.component import Component
 from gpuplane.twin.kubelet.admission import NodeAdmission
 from gpuplane.twin.kubelet.bind_allocation import BindAllocation
 from gpuplane.twin.kubelet.gpu_memory import check_start
-from gpuplane.twin.scenario.spec import RestartPolicy
 
 
 class KubeletSim(Component):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from gpuplane.api.resources import is_mig_resource, mig_profile_of
+from gpuplane.api.resources import NVIDIA_GPU, is_mig_resource, mig_profile_of
 from gpuplane.slicing.mig.controller_loop import ControlRead
 from gpuplane.slicing.mig.controller_types import (
     MIG_PROFILE_ANNOTATION,
@@ -28,11 +28,10 @@ from gpuplane.slicing.mig.controller_types import (
     ControlPod,
     ControlSnapshot,
 )
+from gpuplane.slicing.mig.node_devices import MIG_CONFIG_LABEL, MIG_STATE_LABEL, mig_gpu_of
 from gpuplane.twin.cluster.cluster import Cluster
-from gpuplane.twin.cluster.mig_devices import MIG_CONFIG_LABEL, MIG_STATE_LABEL, mig_gpu_of
 from gpuplane.twin.cluster.objects import Node, Pod
 
-GPU = "nvidia.com/gpu"
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 MIG_INFIX = "-MIG-"
 
@@ -59,7 +58,7 @@ def control_node(node: Node) -> ControlNode:
 def single_request(pod: Pod) -> tuple[str | None, str | None]:
     """(profile, product) a pod asking nvidia.com/gpu wants on single-strategy nodes, as
     ``mig_inputs.single_request`` reads it from the API (nodeSelector, then annotation)."""
-    if pod.requests.get(GPU, 0) <= 0 or any(is_mig_resource(r) for r in pod.requests):
+    if pod.requests.get(NVIDIA_GPU, 0) <= 0 or any(is_mig_resource(r) for r in pod.requests):
         return None, None
     value = pod.template.node_selector.get(PRODUCT_LABEL, "")
     if MIG_INFIX in value:
@@ -81,7 +80,7 @@ def control_pod(pod: Pod) -> ControlPod:
         dict(pod.template.labels),
         pod.node_name,
         mig,
-        pod.requests.get(GPU, 0),
+        pod.requests.get(NVIDIA_GPU, 0),
         single_profile=profile,
         single_product=product,
     )

@@ -22,16 +22,16 @@ from collections.abc import Mapping, Sequence
 
 from gpuplane.core.kernel import Priority
 from gpuplane.slicing.mig.layout import Layout
-from gpuplane.slicing.mig.parted_config import PartedConfig, PartedEntry
-from gpuplane.slicing.mig.parted_naming import layouts_of, merged_config
-from gpuplane.twin.cluster.cluster import Cluster
-from gpuplane.twin.cluster.mig_devices import (
+from gpuplane.slicing.mig.node_devices import (
     MIG_CONFIG_LABEL,
     MIG_STATE_LABEL,
     layouts_from_config,
     mig_gpu_of,
     mig_slots,
 )
+from gpuplane.slicing.mig.parted_config import PartedConfig, PartedEntry
+from gpuplane.slicing.mig.parted_naming import layouts_of, merged_config
+from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.cluster.objects import Node
 from gpuplane.twin.component import Component
 from gpuplane.twin.kubelet.simulator import KubeletSim

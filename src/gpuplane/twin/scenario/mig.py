@@ -1,7 +1,7 @@
 """MIG in the scenario: a pool's MIG settings and the ``nvidia.com/mig.config`` label changes.
 
 Plain values the loaders fill in (``gpuplane.k8s.node_pools``, ``gpuplane.k8s.scenario_loader``);
-the devices a MIG layout advertises are the cluster's (``twin.cluster.mig_devices``), applying a
+the devices a MIG layout advertises are the cluster's (``slicing.mig.node_devices``), applying a
 label change is the MIG manager's (``twin.mig.manager``).
 """
 

@@ -40,6 +40,7 @@ from gpuplane.core.errors import InputError
 from gpuplane.core.kernel import Priority
 from gpuplane.core.tsdb import MetricSample, SeriesStore, labels_of
 from gpuplane.serving.engine.engine import Engine
+from gpuplane.serving.engine_build import BuiltEngine
 from gpuplane.serving.metrics.exporter import engine_samples
 from gpuplane.serving.models.catalog import resolve_model
 from gpuplane.serving.models.shape import ModelShape
@@ -54,7 +55,7 @@ from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.scenario.serving_spec import ServiceSpec, ServingSpec
 from gpuplane.twin.series import SeriesRow
 from gpuplane.twin.serving.capacity import capacity_from_engine
-from gpuplane.twin.serving.engines import BuiltEngine, build_engine
+from gpuplane.twin.serving.pod_engine import build_engine
 from gpuplane.twin.serving.series import service_rows
 from gpuplane.twin.serving.summary import ServingSummary, TerminationSummary, service_summary
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from gpuplane.fit.extender.settings import ExtenderSettings
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.cluster.reading import snapshot_from_files
@@ -18,7 +19,6 @@ from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
 from gpuplane.k8s.extender.handlers import handle
 from gpuplane.k8s.extender.state import ExtenderState, node_versions
 from gpuplane.k8s.extender.wire import read_extender_args
-from gpuplane.twin.extender.settings import ExtenderSettings
 
 EXAMPLES = Path(__file__).resolve().parents[4] / "examples" / "snapshot"
 

@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from gpuplane.fit.extender.decide import FilterDecision
+from gpuplane.fit.extender.needs import GpuNeeds
 from gpuplane.k8s.extender.request_pod import needs_of
 from gpuplane.k8s.extender.wire import (
     WireError,
@@ -18,8 +20,6 @@ from gpuplane.k8s.extender.wire import (
     preemption_args,
     read_extender_args,
 )
-from gpuplane.twin.extender.decide import FilterDecision
-from gpuplane.twin.extender.needs import GpuNeeds
 
 POD = {"metadata": {"name": "p", "uid": "u"}, "spec": {"containers": []}}
 

@@ -14,7 +14,7 @@ from gpuplane.scheduler.framework.registry import (
     UnknownPluginError,
 )
 from gpuplane.scheduler.framework.scheduler import Scheduler
-from gpuplane.scheduler.plugins.node_resources_fit import NodeResourcesFitArgs
+from gpuplane.scheduler.plugins.noderesources.fit import NodeResourcesFitArgs
 from gpuplane.scheduler.plugins.registry import in_tree_registry
 from tests.unit.scheduler.factories import validate_profile
 

@@ -14,7 +14,7 @@ from gpuplane.api.topology_spread import LABEL_HOSTNAME, LABEL_ZONE
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.status import Code
 from gpuplane.scheduler.framework.types import BoundPod, PodInfo
-from gpuplane.scheduler.plugins.affinity_terms import AffinityTerm, pod_terms
+from gpuplane.scheduler.plugins.interpodaffinity.terms import AffinityTerm, pod_terms
 from tests.unit.scheduler.factories import bound, make_pod
 from tests.unit.scheduler.plugins.helpers import plugin, state
 from tests.unit.scheduler.plugins.spread_factories import (

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gpuplane.scheduler.plugins.balanced_allocation import balanced_score
+from gpuplane.scheduler.plugins.noderesources.balanced_allocation import balanced_score
 from tests.unit.scheduler.factories import GIB, make_cluster, make_pod
 from tests.unit.scheduler.plugins.helpers import plugin, state
 

@@ -11,7 +11,7 @@ from gpuplane.api.topology_spread import LABEL_HOSTNAME, LABEL_ZONE
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.status import Code
 from gpuplane.scheduler.framework.types import BoundPod, NominatedPod, PodInfo
-from gpuplane.scheduler.plugins.inter_pod_affinity import (
+from gpuplane.scheduler.plugins.interpodaffinity.plugin import (
     REASON_AFFINITY,
     REASON_ANTI_AFFINITY,
     REASON_EXISTING,

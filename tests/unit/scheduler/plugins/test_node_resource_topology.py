@@ -15,8 +15,8 @@ from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.state import Placement
 from gpuplane.scheduler.framework.types import ContainerInfo, PodInfo
-from gpuplane.scheduler.plugins.least_numa import least_numa_score, normalize
-from gpuplane.scheduler.plugins.numa_zones import (
+from gpuplane.scheduler.plugins.noderesourcetopology.least_numa import least_numa_score, normalize
+from gpuplane.scheduler.plugins.noderesourcetopology.numa_zones import (
     NumaZone,
     Weights,
     balanced_allocation,

@@ -7,7 +7,7 @@ import numpy as np
 
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.types import GPU_MILLI, BoundPod, PodInfo
-from gpuplane.scheduler.plugins.node_resources_fit import is_scalar
+from gpuplane.scheduler.plugins.noderesources.fit import is_scalar
 from tests.unit.scheduler.factories import GIB, make_cluster, make_pod
 from tests.unit.scheduler.plugins.helpers import plugin, state
 

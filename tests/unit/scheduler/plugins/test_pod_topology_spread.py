@@ -14,8 +14,8 @@ from gpuplane.api.topology_spread import LABEL_HOSTNAME, LABEL_ZONE, TopologySpr
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.status import Code
 from gpuplane.scheduler.framework.types import BoundPod, NominatedPod, PodInfo
-from gpuplane.scheduler.plugins.pod_topology_spread import REASON, REASON_MISSING_LABEL
-from gpuplane.scheduler.plugins.spread_scoring import IGNORED, go_round
+from gpuplane.scheduler.plugins.podtopologyspread.plugin import REASON, REASON_MISSING_LABEL
+from gpuplane.scheduler.plugins.podtopologyspread.scoring import IGNORED, go_round
 from tests.unit.scheduler.factories import bound, make_pod, make_scheduler
 from tests.unit.scheduler.plugins.helpers import plugin, state
 from tests.unit.scheduler.plugins.spread_factories import exists, selector, spread, zoned

@@ -15,12 +15,12 @@ from gpuplane.api.topology_spread import LABEL_HOSTNAME, LABEL_ZONE
 from gpuplane.scheduler.framework.snapshot import ClusterSnapshot
 from gpuplane.scheduler.framework.status import Code
 from gpuplane.scheduler.framework.types import BoundPod, PodInfo
-from gpuplane.scheduler.plugins.spread_constraints import (
+from gpuplane.scheduler.plugins.podtopologyspread.constraints import (
     SYSTEM_DEFAULT_CONSTRAINTS,
     SpreadConstraint,
     pod_constraints,
 )
-from gpuplane.scheduler.plugins.spread_scoring import go_round
+from gpuplane.scheduler.plugins.podtopologyspread.scoring import go_round
 from tests.unit.scheduler.factories import bound, make_pod
 from tests.unit.scheduler.plugins.helpers import plugin, state
 from tests.unit.scheduler.plugins.spread_factories import exists, selector, spread, zoned
