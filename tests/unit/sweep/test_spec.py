@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from gpuplane.cli.sweep_bases import bases
 from gpuplane.core.errors import InputError
-from gpuplane.twin.sweep import expand, load_sweep
-from gpuplane.twin.sweep.spec import ParameterSpec, SearchSpec
-from tests.unit.twin.sweep.sweep_factories import GRID, openb_sweep
+from gpuplane.sweep import expand, load_sweep
+from gpuplane.sweep.bases.registry import bases
+from gpuplane.sweep.engine.spec import ParameterSpec, SearchSpec
+from tests.unit.sweep.sweep_factories import GRID, openb_sweep
 
 
 def params(**specs: dict[str, object]) -> dict[str, ParameterSpec]:

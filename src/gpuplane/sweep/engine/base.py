@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from gpuplane.twin.sweep.point import Cell, Point, Value
-from gpuplane.twin.sweep.spec import ParameterSpec
+from gpuplane.sweep.engine.point import Cell, Point, Value
+from gpuplane.sweep.engine.spec import ParameterSpec
 
 
 class SweepBase(Protocol):

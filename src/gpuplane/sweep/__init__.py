@@ -1,10 +1,10 @@
 """Sweeps: many what-ifs from one base, on a local process pool or on Ray.
 
 A sweep file (``gpuplane sweep SWEEP.yaml``, docs/sweep.md) names a base, the parameters to vary,
-a search (grid or seeded random) and the figures to collect. This package is the engine, usable
-from Python without the CLI::
+a search (grid or seeded random) and the figures to collect. This package is the engine and the
+bases, usable from Python without the CLI::
 
-    from gpuplane.twin.sweep import LocalPool, RayPool, load_sweep, run_sweep
+    from gpuplane.sweep import LocalPool, RayPool, load_sweep, run_sweep
 
     sweep = load_sweep(Path("examples/sweeps/openb-grid.yaml"), bases)  # located InputErrors
     result = run_sweep(sweep, LocalPool(workers=2), Path("out/sweep/openb-grid"))
@@ -14,9 +14,9 @@ from Python without the CLI::
     pareto_front(result.records(), "gpu_hours", "slo_attainment", sweep.file.objectives)
 
 - ``bases`` maps a base kind (the key under ``base:``) to a factory ``(settings, folder, field)
-  -> SweepBase``; the CLI's registry (``gpuplane.cli.sweep_bases.BASES``) holds openb, scenario
-  and fit. A new base implements :class:`SweepBase` (check its parameters and values, name its
-  figures, evaluate one :class:`Point`) as a frozen, picklable value that holds its input.
+  -> SweepBase``; the registry (``gpuplane.sweep.bases.registry.bases()``) holds openb, scenario,
+  fit and autoscaling. A new base implements :class:`SweepBase` (check its parameters and values,
+  name its figures, evaluate one :class:`Point`) as a frozen, picklable value that holds its input.
 - Executors (:class:`Executor`): :class:`InProcess`, :class:`LocalPool` (processes on this
   machine, all CPUs by default) and :class:`RayPool` (Ray Core tasks, one per point; Ray is the
   optional ``gpuplane[ray]`` extra). All give the same table, byte for byte.
@@ -24,22 +24,24 @@ from Python without the CLI::
   skips the points already there on the next run (``restart=True`` discards them); the
   ``sweep.json`` digest beside it refuses rows another sweep made.
 
-Pure parts (spec, expand, point, pareto) do no I/O; ``table`` and ``runner`` write the results
-folder; ``executor`` and ``ray_pool`` start processes. Nothing here imports the rest of the twin:
-a base brings what it runs.
+Two rooms. ``engine``: the pure parts (spec, expand, point, pareto) do no I/O; ``table`` and
+``runner`` write the results folder; ``executor`` and ``ray_pool`` start processes; it imports
+``core`` alone (an import-linter contract): Ray and multiprocessing stay out of every decision.
+``bases``: what a point runs (the OpenB replay, a twin run of a scenario, a ``fit`` answer, the
+autoscaling benchmark), with the readers it needs (``k8s``) and the twin.
 """
 
-from gpuplane.twin.sweep.base import BaseFactory, BaseRegistry, SweepBase
-from gpuplane.twin.sweep.executor import Executor, InProcess, LocalPool, available_cpus
-from gpuplane.twin.sweep.expand import expand
-from gpuplane.twin.sweep.load import Sweep, load_sweep
-from gpuplane.twin.sweep.outcome import Outcome
-from gpuplane.twin.sweep.pareto import best, meets, pareto_front
-from gpuplane.twin.sweep.point import Cell, Point, Value, format_cell, parse_cell
-from gpuplane.twin.sweep.ray_pool import RayPool, import_ray
-from gpuplane.twin.sweep.runner import PointFailed, SweepResult, run_sweep
-from gpuplane.twin.sweep.spec import ParameterSpec, SweepFile
-from gpuplane.twin.sweep.table import RESULTS_FILE, ResultsStore, Row
+from gpuplane.sweep.engine.base import BaseFactory, BaseRegistry, SweepBase
+from gpuplane.sweep.engine.executor import Executor, InProcess, LocalPool, available_cpus
+from gpuplane.sweep.engine.expand import expand
+from gpuplane.sweep.engine.load import Sweep, load_sweep
+from gpuplane.sweep.engine.outcome import Outcome
+from gpuplane.sweep.engine.pareto import best, meets, pareto_front
+from gpuplane.sweep.engine.point import Cell, Point, Value, format_cell, parse_cell
+from gpuplane.sweep.engine.ray_pool import RayPool, import_ray
+from gpuplane.sweep.engine.runner import PointFailed, SweepResult, run_sweep
+from gpuplane.sweep.engine.spec import ParameterSpec, SweepFile
+from gpuplane.sweep.engine.table import RESULTS_FILE, ResultsStore, Row
 
 __all__ = [
     "RESULTS_FILE",

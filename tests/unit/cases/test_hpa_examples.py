@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gpuplane.cli.cases.hpa_check import FAMILIES, run_case, run_json
+from gpuplane.cases.hpa_check import FAMILIES, run_case, run_json
 from gpuplane.core.errors import InputError
 
 REF = Path(__file__).resolve().parents[4] / "shared/reference/hpa-examples.json"

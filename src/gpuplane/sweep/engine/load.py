@@ -16,10 +16,10 @@ from pathlib import Path
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.validation import validate_model
 from gpuplane.core.yamlio import LineIndex, read_yaml_document
-from gpuplane.twin.sweep.base import BaseRegistry, SweepBase
-from gpuplane.twin.sweep.expand import discrete_values, expand
-from gpuplane.twin.sweep.point import Point, Value
-from gpuplane.twin.sweep.spec import ParameterSpec, SweepFile
+from gpuplane.sweep.engine.base import BaseRegistry, SweepBase
+from gpuplane.sweep.engine.expand import discrete_values, expand
+from gpuplane.sweep.engine.point import Point, Value
+from gpuplane.sweep.engine.spec import ParameterSpec, SweepFile
 
 
 @dataclass(frozen=True, slots=True)

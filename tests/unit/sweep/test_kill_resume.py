@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.unit.twin.sweep.sweep_factories import openb_sweep
+from tests.unit.sweep.sweep_factories import openb_sweep
 
 # 24 points, each a fraction of a second on the small data.
 PARAMETERS = "  policy: {values: [bestfit, packing]}\n  seed: {values: 42-53}\n"

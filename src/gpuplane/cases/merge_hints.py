@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpuplane.cli.cases.case_json import parse_case_json
+from gpuplane.cases.case_json import parse_case_json
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.validation import validate_model
 from gpuplane.kubelet.topology_manager.bitmask import BitMask

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TextIO
 
 from gpuplane.core.errors import InputError, Location
-from gpuplane.twin.sweep.load import Sweep
-from gpuplane.twin.sweep.point import Cell, Point, format_cell, parse_cell
+from gpuplane.sweep.engine.load import Sweep
+from gpuplane.sweep.engine.point import Cell, Point, format_cell, parse_cell
 
 RESULTS_FILE = "results.csv"
 META_FILE = "sweep.json"

@@ -16,9 +16,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from gpuplane.core.errors import UnavailableError
-from gpuplane.twin.sweep.base import SweepBase
-from gpuplane.twin.sweep.outcome import Outcome, evaluate_point
-from gpuplane.twin.sweep.point import Point
+from gpuplane.sweep.engine.base import SweepBase
+from gpuplane.sweep.engine.outcome import Outcome, evaluate_point
+from gpuplane.sweep.engine.point import Point
 
 INSTALL_HINT = "pip install 'gpuplane[ray]' (or pip install ray)"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplane.twin.sweep.checks import figure_at
-from gpuplane.twin.sweep.point import Cell
+from gpuplane.sweep.engine.checks import figure_at
+from gpuplane.sweep.engine.point import Cell
 
 SUMMARY_FIGURES = (
     "all_fit",

@@ -12,9 +12,9 @@ from collections.abc import Iterator, Sequence
 from multiprocessing.pool import Pool
 from typing import Protocol
 
-from gpuplane.twin.sweep.base import SweepBase
-from gpuplane.twin.sweep.outcome import Outcome, evaluate_point
-from gpuplane.twin.sweep.point import Point
+from gpuplane.sweep.engine.base import SweepBase
+from gpuplane.sweep.engine.outcome import Outcome, evaluate_point
+from gpuplane.sweep.engine.point import Point
 
 
 class Executor(Protocol):

@@ -10,8 +10,8 @@ from pydantic import BaseModel
 
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.validation import validate_model
-from gpuplane.twin.sweep.paths import get_path
-from gpuplane.twin.sweep.point import Cell, Value
+from gpuplane.sweep.engine.paths import get_path
+from gpuplane.sweep.engine.point import Cell, Value
 
 M = TypeVar("M", bound=BaseModel)
 

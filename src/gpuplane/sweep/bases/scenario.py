@@ -33,12 +33,12 @@ from gpuplane.core.errors import InputError, Location
 from gpuplane.core.yamlio import LineIndex
 from gpuplane.k8s.scaled_object import scaled_objects_from_text
 from gpuplane.k8s.scenario_loader import LoadedScenario, read_scenario_data, scenario_from_data
+from gpuplane.sweep.engine.checks import figure_at, no_knob, relocated, settings_at, with_knob
+from gpuplane.sweep.engine.paths import set_path, split_path
+from gpuplane.sweep.engine.point import Cell, Point, Value, format_cell
+from gpuplane.sweep.engine.spec import KedaTarget, ParameterSpec
 from gpuplane.twin.build import simulation_from_spec
 from gpuplane.twin.summary import RunSummary
-from gpuplane.twin.sweep.checks import figure_at, no_knob, relocated, settings_at, with_knob
-from gpuplane.twin.sweep.paths import set_path, split_path
-from gpuplane.twin.sweep.point import Cell, Point, Value, format_cell
-from gpuplane.twin.sweep.spec import KedaTarget, ParameterSpec
 
 KNOBS = ("seed", "until")
 GPU_HOURS = "gpus.allocated_gpu_hours"

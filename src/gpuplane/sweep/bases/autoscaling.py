@@ -15,7 +15,8 @@ Settings (under ``base: {autoscaling: ...}``), files relative to the sweep file:
   minute; default 2s and 200ms), ``seed``.
 
 Knobs: ``trace``, ``cold_start`` (names from the settings), ``config`` (a scaler configuration,
-``cli.autoscale_configs``: ``keda:queue=2``, ``slo:objective=per_request``, ``oracle``), ``seed``.
+``sweep.bases.autoscale_configs``: ``keda:queue=2``, ``slo:objective=per_request``,
+``oracle``), ``seed``.
 Figures: see ``FIGURES``. The traces and scenarios are read once, in the driver, and travel with
 the base: a worker reads no file.
 """
@@ -30,7 +31,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuplane.autoscaler.slo.capacity import SloTargets
-from gpuplane.cli.autoscale_configs import (
+from gpuplane.core.duration import parse_duration_s
+from gpuplane.core.errors import InputError, Location
+from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.serving.traffic.azure import load_azure_trace
+from gpuplane.serving.traffic.trace import Trace
+from gpuplane.sweep.bases.autoscale_configs import (
     KEDA_FAMILIES,
     Config,
     keda_object,
@@ -38,18 +44,13 @@ from gpuplane.cli.autoscale_configs import (
     parse_config,
     slo_settings,
 )
-from gpuplane.core.duration import parse_duration_s
-from gpuplane.core.errors import InputError, Location
-from gpuplane.k8s.scenario_loader import load_scenario_spec
-from gpuplane.serving.traffic.azure import load_azure_trace
-from gpuplane.serving.traffic.trace import Trace
+from gpuplane.sweep.engine.checks import settings_at
+from gpuplane.sweep.engine.point import Cell, Point, Value
+from gpuplane.sweep.engine.spec import ParameterSpec
 from gpuplane.twin.autoscale_bench import Bench, run_figures, run_instrumented
 from gpuplane.twin.build import simulation_from_spec
 from gpuplane.twin.scenario.serving_spec import ColdStart
 from gpuplane.twin.scenario.spec import ScenarioSpec
-from gpuplane.twin.sweep.checks import settings_at
-from gpuplane.twin.sweep.point import Cell, Point, Value
-from gpuplane.twin.sweep.spec import ParameterSpec
 
 KNOBS = ("trace", "cold_start", "config", "seed")
 FIGURES = {

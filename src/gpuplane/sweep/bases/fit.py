@@ -32,24 +32,24 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpuplane.cli.fit_run import Profile, Profiles, profiles_for, run_fit
-from gpuplane.cli.numbers import MAX_MESSAGE_MIB
-from gpuplane.cli.sweep_fit_figures import SUMMARY_FIGURES, fit_figures
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.textio import read_named_file
 from gpuplane.core.validation import validate_model
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.cluster.snapshot_file import read_snapshot
+from gpuplane.k8s.fit_run import Profile, Profiles, profiles_for, run_fit
 from gpuplane.k8s.fit_workload import Workload, workload_from_text
 from gpuplane.k8s.yaml_documents import read_documents
+from gpuplane.sweep.bases.fit_figures import SUMMARY_FIGURES, fit_figures
+from gpuplane.sweep.engine.checks import no_knob, relocated, settings_at, with_knob
+from gpuplane.sweep.engine.paths import set_path, split_path
+from gpuplane.sweep.engine.point import Cell, Point, Value
+from gpuplane.sweep.engine.spec import ParameterSpec
+from gpuplane.topology.collective import MAX_MESSAGE_MIB
 from gpuplane.twin.fit.expand import expand
 from gpuplane.twin.fit.model import FitCluster
 from gpuplane.twin.fit.workload import FitSettings
-from gpuplane.twin.sweep.checks import no_knob, relocated, settings_at, with_knob
-from gpuplane.twin.sweep.paths import set_path, split_path
-from gpuplane.twin.sweep.point import Cell, Point, Value
-from gpuplane.twin.sweep.spec import ParameterSpec
 
 KNOBS = ("snapshot", "workload", "profile", "message_mib", "capacity_limit", "remedies")
 FILE_KNOBS = ("snapshot", "workload")

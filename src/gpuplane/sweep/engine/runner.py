@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuplane.core.errors import InputError, Location
-from gpuplane.twin.sweep.executor import Executor
-from gpuplane.twin.sweep.load import Sweep
-from gpuplane.twin.sweep.outcome import Outcome
-from gpuplane.twin.sweep.table import ResultsStore, Row, row_of
+from gpuplane.sweep.engine.executor import Executor
+from gpuplane.sweep.engine.load import Sweep
+from gpuplane.sweep.engine.outcome import Outcome
+from gpuplane.sweep.engine.table import ResultsStore, Row, row_of
 
 # (points done, points in the sweep, the point that just finished)
 OnRow = Callable[[int, int, Row], None]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gpuplane.cli.cases.hpa_check import run_case, run_json
+from gpuplane.cases.hpa_check import run_case, run_json
 from gpuplane.core.errors import InputError
 
 

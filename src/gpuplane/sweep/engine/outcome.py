@@ -6,8 +6,8 @@ import traceback
 from dataclasses import dataclass
 
 from gpuplane.core.errors import InputError
-from gpuplane.twin.sweep.base import SweepBase
-from gpuplane.twin.sweep.point import Cell, Point
+from gpuplane.sweep.engine.base import SweepBase
+from gpuplane.sweep.engine.point import Cell, Point
 
 
 @dataclass(frozen=True, slots=True)

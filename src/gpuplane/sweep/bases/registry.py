@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from functools import partial
 
-from gpuplane.cli.bench import default_data_dir
-from gpuplane.cli.sweep_autoscaling import autoscaling_base
-from gpuplane.cli.sweep_fit import fit_base
-from gpuplane.cli.sweep_scenario import scenario_base
-from gpuplane.twin.sweep.base import BaseRegistry
-from gpuplane.twin.sweep.openb_base import openb_base
+from gpuplane.scheduler.openb.data_dir import default_data_dir
+from gpuplane.sweep.bases.autoscaling import autoscaling_base
+from gpuplane.sweep.bases.fit import fit_base
+from gpuplane.sweep.bases.openb import openb_base
+from gpuplane.sweep.bases.scenario import scenario_base
+from gpuplane.sweep.engine.base import BaseRegistry
 
 
 def bases() -> BaseRegistry:

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuplane.cli.sweep_bases import bases
 from gpuplane.core.errors import InputError, UnavailableError
-from gpuplane.twin.sweep import (
+from gpuplane.sweep import (
     InProcess,
     LocalPool,
     RayPool,
@@ -20,7 +19,8 @@ from gpuplane.twin.sweep import (
     load_sweep,
     run_sweep,
 )
-from tests.unit.twin.sweep.sweep_factories import GRID, openb_sweep
+from gpuplane.sweep.bases.registry import bases
+from tests.unit.sweep.sweep_factories import GRID, openb_sweep
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +120,7 @@ def test_ray_gives_the_same_bytes_for_the_fit_and_autoscaling_bases(tmp_path: Pa
     the in-process table too."""
     from tests.unit.cli.test_sweep_autoscaling import CONFIGS, FIGURES, sweep_file
 
-    repo = Path(__file__).resolve().parents[4]
+    repo = Path(__file__).resolve().parents[3]
     files = [repo / "examples/sweeps/fit-tp.yaml", sweep_file(tmp_path, CONFIGS, figures=FIGURES)]
     for i, path in enumerate(files):
         sweep = load_sweep(path, bases())

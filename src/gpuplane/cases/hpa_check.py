@@ -54,8 +54,8 @@ from gpuplane.autoscaler.hpa.spec import (
     cpu_utilization_metric,
 )
 from gpuplane.autoscaler.hpa.state import HpaState
-from gpuplane.cli.cases.case_json import parse_case_json
-from gpuplane.cli.cases.hpa_check_models import (
+from gpuplane.cases.case_json import parse_case_json
+from gpuplane.cases.hpa_check_models import (
     BehaviorRateCase,
     ControllerCase,
     LegacyRulesCase,

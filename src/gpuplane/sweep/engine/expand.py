@@ -9,8 +9,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from gpuplane.core.errors import InputError, Location
-from gpuplane.twin.sweep.point import Point, Value
-from gpuplane.twin.sweep.spec import ParameterSpec, SearchSpec
+from gpuplane.sweep.engine.point import Point, Value
+from gpuplane.sweep.engine.spec import ParameterSpec, SearchSpec
 
 # A grid beyond this is a mistake (a million runs of even a second is eleven days on 2 cores).
 MAX_POINTS = 1_000_000

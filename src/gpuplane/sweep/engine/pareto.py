@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from gpuplane.twin.sweep.point import Cell
-from gpuplane.twin.sweep.spec import Bounds
+from gpuplane.sweep.engine.point import Cell
+from gpuplane.sweep.engine.spec import Bounds
 
 Record = Mapping[str, object]
 

@@ -25,9 +25,9 @@ from gpuplane.scheduler.openb.experiment import run_seed
 from gpuplane.scheduler.openb.trace import NodeTable, PodTable, load_nodes, load_pods
 from gpuplane.scheduler.openb.workload import TUNE_RATIO
 from gpuplane.scheduler.policies import POLICY_NAMES
-from gpuplane.twin.sweep.checks import no_knob, settings_at, with_knob
-from gpuplane.twin.sweep.point import Cell, Point, Value
-from gpuplane.twin.sweep.spec import ParameterSpec
+from gpuplane.sweep.engine.checks import no_knob, settings_at, with_knob
+from gpuplane.sweep.engine.point import Cell, Point, Value
+from gpuplane.sweep.engine.spec import ParameterSpec
 
 KNOBS = ("trace", "policy", "seed", "tune_ratio")
 FIGURES = ("unallocated_pct_at_100", "frag_pct_at_100", "failed_pods", "arrivals", "wall_s")

@@ -8,10 +8,10 @@ import dataclasses
 import json
 from pathlib import Path
 
-from gpuplane.cli.sweep_bases import bases
-from gpuplane.twin.sweep import LocalPool, load_sweep, run_sweep
+from gpuplane.sweep import LocalPool, load_sweep, run_sweep
+from gpuplane.sweep.bases.registry import bases
 
-REPO = Path(__file__).resolve().parents[4]
+REPO = Path(__file__).resolve().parents[3]
 # A fast policy and a slow one, two traces of different kinds, two seeds.
 SUBSET = {("packing", "cpu0", 42), ("packing", "multigpu50", 47), ("random", "gpushare40", 51),
           ("fgd", "default", 42), ("gpuplane", "gpuspec33", 45)}  # fmt: skip
