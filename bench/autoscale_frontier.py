@@ -35,8 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gpuplane.cli.sweep_bases import bases
-from gpuplane.twin.sweep import LocalPool, RayPool, ResultsStore, Row, load_sweep, run_sweep
+from gpuplane.sweep import LocalPool, RayPool, ResultsStore, Row, load_sweep, run_sweep
+from gpuplane.sweep.bases.registry import bases
 
 ROOT = Path(__file__).resolve().parents[1]
 SWEEP = ROOT / "examples/sweeps/autoscale-frontier.yaml"

@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gpuplane.cli.sweep_bases import bases
 from gpuplane.scheduler.policies import POLICY_NAMES
-from gpuplane.twin.sweep import LocalPool, RayPool, Row, Sweep, load_sweep, run_sweep
+from gpuplane.sweep import LocalPool, RayPool, Row, Sweep, load_sweep, run_sweep
+from gpuplane.sweep.bases.registry import bases
 
 REPO = Path(__file__).resolve().parents[1]
 GRID = REPO / "examples/sweeps/openb-grid.yaml"

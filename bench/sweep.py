@@ -39,10 +39,10 @@ from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
 
-from gpuplane.cli.sweep_bases import bases
 from gpuplane.scheduler.openb.experiment import run_seed
 from gpuplane.scheduler.openb.trace import NodeTable, PodTable, load_nodes, load_pods
-from gpuplane.twin.sweep import Cell, LocalPool, Point, RayPool, Sweep, load_sweep, run_sweep
+from gpuplane.sweep import Cell, LocalPool, Point, RayPool, Sweep, load_sweep, run_sweep
+from gpuplane.sweep.bases.registry import bases
 
 REPO = Path(__file__).resolve().parents[1]
 GRID = REPO / "examples/sweeps/openb-grid.yaml"

@@ -14,14 +14,14 @@ from gpuplane.autoscaler.keda.hpa_generation import hpa_for
 from gpuplane.autoscaler.keda.scalers import build_scaler
 from gpuplane.autoscaler.promql import Scalar, evaluate
 from gpuplane.autoscaler.promql.series_file import load_series_text
-from gpuplane.cli.cases.hpa_check import FAMILIES, run_json
-from gpuplane.cli.cases.hpa_manifest_check import check_hpa, load_values
+from gpuplane.cases.hpa_check import FAMILIES, run_json
 from gpuplane.cli.console import print_json
 from gpuplane.cli.output_option import OutputOpt, emit
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.textio import read_stdin, read_user_text
 from gpuplane.k8s.hpa_manifest import load_hpa
+from gpuplane.k8s.hpa_manifest_check import check_hpa, load_values
 from gpuplane.k8s.scaled_object import load_scaled_objects
 
 autoscale_app = typer.Typer(

@@ -18,11 +18,11 @@ import typer
 from rich.progress import MofNCompleteColumn
 from rich.table import Table
 
-import gpuplane
 from gpuplane.cli.console import err, out, print_json
 from gpuplane.cli.numbers import finite
 from gpuplane.cli.progress import INTERRUPTED_EXIT, Interruptible, progress_bar
 from gpuplane.core.errors import InputError, Location
+from gpuplane.scheduler.openb.data_dir import DATA_SUBDIR, default_data_dir
 from gpuplane.scheduler.openb.experiment import (
     PAPER_SEEDS,
     ProtocolResult,
@@ -40,18 +40,8 @@ bench_app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-DATA_SUBDIR = Path("shared/data/openb")
 DEFAULT_NODES = "openb_node_list_gpu_node.csv"
 DEFAULT_PODS = "openb_pod_list_default.csv"
-
-
-def default_data_dir() -> Path | None:
-    """``shared/data/openb`` beside the repository: searched upward from the installed package,
-    then as ``../shared`` from the current directory."""
-    package = Path(gpuplane.__file__).resolve()
-    candidates = [parent / DATA_SUBDIR for parent in package.parents]
-    candidates.append(Path.cwd().parent / DATA_SUBDIR)
-    return next((c for c in candidates if c.is_dir()), None)
 
 
 def parse_seeds(text: str) -> tuple[int, ...]:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from gpuplane.cli.bench import DEFAULT_NODES, DEFAULT_PODS, default_data_dir, result_json
+from gpuplane.cli.bench import DEFAULT_NODES, DEFAULT_PODS, result_json
 from gpuplane.cli.console import err, out
 from gpuplane.cli.progress import INTERRUPTED_EXIT, progress_bar
 from gpuplane.cli.report import OPENB_CURVES, REPORT_FILE, write_html_report
@@ -29,6 +29,7 @@ from gpuplane.k8s.scenario_loader import load_scenario_spec
 from gpuplane.report.demo import build_demo, write_demo
 from gpuplane.report.html.pool_view import pools_from_spec
 from gpuplane.report.run_view import run_summary_view
+from gpuplane.scheduler.openb.data_dir import default_data_dir
 from gpuplane.scheduler.openb.experiment import run_protocol
 from gpuplane.scheduler.openb.trace import load_nodes, load_pods
 from gpuplane.scheduler.openb.workload import TUNE_RATIO

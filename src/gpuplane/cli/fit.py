@@ -13,10 +13,9 @@ import typer
 
 from gpuplane.cli.cluster_options import ContextOpt, KubeletConfigOpt, PoolsOpt, SnapshotOpt
 from gpuplane.cli.console import print_json
-from gpuplane.cli.fit_run import Profile, profiles_for, run_fit
 from gpuplane.cli.fit_view import print_answer
 from gpuplane.cli.html_out import write_html
-from gpuplane.cli.numbers import MAX_MESSAGE_MIB, finite
+from gpuplane.cli.numbers import finite
 from gpuplane.core.errors import InputError
 from gpuplane.fit.framework_view import framework_view
 from gpuplane.fit.plugin_results import results_for
@@ -27,8 +26,10 @@ from gpuplane.k8s.cluster.reading import snapshot_from_kubeconfig
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
 from gpuplane.k8s.cluster.snapshot_file import read_snapshot
 from gpuplane.k8s.fit_output import annotated_list
+from gpuplane.k8s.fit_run import Profile, profiles_for, run_fit
 from gpuplane.k8s.fit_workload import read_workload
 from gpuplane.report.html.fit_page import fit_page
+from gpuplane.topology.collective import MAX_MESSAGE_MIB
 
 
 class Output(StrEnum):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from gpuplane.cli.cases.merge_hints import run_json
+from gpuplane.cases.merge_hints import run_json
 from gpuplane.cli.console import print_json
 from gpuplane.core.textio import read_stdin
 

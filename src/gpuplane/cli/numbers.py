@@ -15,10 +15,6 @@ import typer
 
 from gpuplane.core.errors import InputError, Location
 
-# An all-reduce message of 1 PiB per GPU: far past any GPU's memory, and small enough that the
-# ring-time arithmetic stays finite.
-MAX_MESSAGE_MIB = 2.0**30
-
 
 def _name(param: typer.CallbackParam) -> str:
     opts = [o for o in param.opts if o.startswith("--")] or list(param.opts) or [param.name or ""]

@@ -12,10 +12,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from gpuplane.cli.console import err, out
-from gpuplane.cli.sweep_bases import bases
 from gpuplane.core.errors import InputError, Location
 from gpuplane.report.sweep_plots import write_plots
-from gpuplane.twin.sweep import (
+from gpuplane.sweep import (
     Executor,
     LocalPool,
     PointFailed,
@@ -27,8 +26,9 @@ from gpuplane.twin.sweep import (
     pareto_front,
     run_sweep,
 )
-from gpuplane.twin.sweep.executor import InProcess
-from gpuplane.twin.sweep.runner import OnRow
+from gpuplane.sweep.bases.registry import bases
+from gpuplane.sweep.engine.executor import InProcess
+from gpuplane.sweep.engine.runner import OnRow
 
 
 def _executor(workers: int | None, ray: str | None) -> Executor:

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from gpuplane.api.validation import dns1123_subdomain_errors, invalid
 from gpuplane.cli.console import out, print_json
-from gpuplane.cli.numbers import MAX_MESSAGE_MIB, finite
+from gpuplane.cli.numbers import finite
 from gpuplane.cli.output_option import OutputOpt, emit
 from gpuplane.core.errors import InputError, Location
 from gpuplane.k8s.node_manifest import node_labels_patch
@@ -17,7 +17,7 @@ from gpuplane.k8s.nrt_manifest import nrt_manifest, nrt_manifest_yaml
 from gpuplane.kubelet.gpu_sets import pick_gpus
 from gpuplane.kubelet.gpuallocator import best_effort
 from gpuplane.report.topology_view import render_topology
-from gpuplane.topology.collective import best_ring, ring_allreduce_cost
+from gpuplane.topology.collective import MAX_MESSAGE_MIB, best_ring, ring_allreduce_cost
 from gpuplane.topology.gfd import format_gfd_labels, gfd_labels
 from gpuplane.topology.nrt import node_resource_topology
 from gpuplane.topology.nvml_discovery import discover_node

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gpuplane.report.html.svg import new_figure, style, svg_text
-from gpuplane.twin.sweep import SweepResult, pareto_front
+from gpuplane.sweep import SweepResult, pareto_front
 
 Record = dict[str, object]
 

@@ -24,6 +24,9 @@ EXACT_MAX_GPUS = 16
 # Per-hop latency of one ring step. NCCL's measured small-message ring latency is a few
 # microseconds per hop on NVLink; a single stated default, overridable per call.
 DEFAULT_HOP_LATENCY_S = 5e-6
+# The largest all-reduce message the commands and the fit sweep accept: 1 PiB per GPU, far past
+# any GPU's memory, and small enough that the ring-time arithmetic stays finite.
+MAX_MESSAGE_MIB = 2.0**30
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from bench import autoscale_frontier as fb
 
-from gpuplane.cli.sweep_bases import bases
-from gpuplane.twin.sweep import load_sweep
+from gpuplane.sweep import load_sweep
+from gpuplane.sweep.bases.registry import bases
 
 
 def row(gpu: float, att: float, config: str = "slo") -> dict[str, Any]:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from gpuplane.cli.autoscale_configs import keda_object, oracle_targets, parse_config
 from gpuplane.cli.main import run
-from gpuplane.cli.sweep_bases import bases
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.scenario_loader import load_scenario_spec
-from gpuplane.twin.sweep import InProcess, LocalPool, load_sweep, run_sweep
+from gpuplane.sweep import InProcess, LocalPool, load_sweep, run_sweep
+from gpuplane.sweep.bases.autoscale_configs import keda_object, oracle_targets, parse_config
+from gpuplane.sweep.bases.registry import bases
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "examples/autoscaling"

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from gpuplane.cli.main import run
-from gpuplane.cli.sweep_bases import bases
-from gpuplane.twin.sweep import load_sweep
-from tests.unit.twin.sweep.sweep_factories import GRID, openb_sweep
+from gpuplane.sweep import load_sweep
+from gpuplane.sweep.bases.registry import bases
+from tests.unit.sweep.sweep_factories import GRID, openb_sweep
 
 SCENARIO = (
     "name: tiny\nnode_pools:\n  - {name: a, preset: seed-8gpu, count: 1}\nworkloads:\n"

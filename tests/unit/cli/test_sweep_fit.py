@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from gpuplane.cli.main import run
-from gpuplane.cli.sweep_bases import bases
-from gpuplane.twin.sweep import InProcess, LocalPool, load_sweep, run_sweep
-from gpuplane.twin.sweep.paths import get_path, set_path
+from gpuplane.sweep import InProcess, LocalPool, load_sweep, run_sweep
+from gpuplane.sweep.bases.registry import bases
+from gpuplane.sweep.engine.paths import get_path, set_path
 
 REPO = Path(__file__).resolve().parents[3]
 SNAP = REPO / "examples" / "snapshot"

@@ -173,7 +173,7 @@ def test_picker_splits_as_the_request_path_does() -> None:
 
 
 def test_kv_link_within_a_node_is_the_slowest_hop_between_the_two_gpus() -> None:
-    from gpuplane.cli.serve_engine import _kv_settings
+    from gpuplane.cli.serve.engine import _kv_settings
 
     cfg = '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'
     got = _kv_settings(cfg, 400.0, "dgx-h100", "0,4", "H100-80GB")

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuplane.cli.cases.merge_hints import run_json
+from gpuplane.cases.merge_hints import run_json
 from gpuplane.core.errors import InputError
 from gpuplane.kubelet.device_manager import Device, device_hints
 from gpuplane.kubelet.topology_manager.bitmask import BitMask, iterate_bitmasks

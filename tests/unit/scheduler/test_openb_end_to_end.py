@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from gpuplane.cli import main as cli_main
-from gpuplane.cli.bench import default_data_dir, parse_seeds
+from gpuplane.cli.bench import parse_seeds
 from gpuplane.core.errors import InputError
+from gpuplane.scheduler.openb.data_dir import default_data_dir
 from gpuplane.scheduler.openb.experiment import run_protocol
 from gpuplane.scheduler.openb.trace import NodeTable, PodTable, load_nodes, load_pods
 from tests.unit.scheduler.openb_factories import DATA, NODE_CSV, subset_nodes, subset_pods
