@@ -47,8 +47,8 @@ from prometheus_client import (
 )
 
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.emulator.service import error_response
 from gpuplane.k8s.openai.calls import CallKind, read_call
+from gpuplane.k8s.openai.error_response import error_response
 from gpuplane.k8s.openai.errors import ApiError
 from gpuplane.k8s.openai.http_metrics import HttpMetrics
 from gpuplane.k8s.openai.text import segments_of, text_tokens
