@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from gpuplane.serving.engine.engine import Engine
 from gpuplane.serving.request import Request, RequestId, Segment
 from gpuplane.serving.routing.engine_slot import EngineSlot
-from gpuplane.serving.routing.prefix_index import ChainEntry
 from gpuplane.serving.routing.request_path import RequestPath
 from gpuplane.serving.routing.router import (
     EngineView,
@@ -131,16 +130,13 @@ class Recording:
 def run(router: Router, fresh: bool, monkeypatch: pytest.MonkeyPatch) -> list[RoutingSnapshot]:
     """A small run; ``fresh``: every snapshot reads every engine anew (no cached views)."""
     if fresh:
-        original = RequestPath._snapshot
+        original = RequestPath._load_view
 
-        def uncached(
-            self: RequestPath, req: Request, slots: list[EngineSlot], needs: frozenset[str]
-        ) -> tuple[RoutingSnapshot, list[ChainEntry]]:
-            for slot in slots:
-                slot.view = None
-            return original(self, req, slots, needs)
+        def uncached(slot: EngineSlot, now: float) -> EngineView:
+            slot.view = None
+            return original(slot, now)
 
-        monkeypatch.setattr(RequestPath, "_snapshot", uncached)
+        monkeypatch.setattr(RequestPath, "_load_view", staticmethod(uncached))
     recording = Recording(router)
     sim = ServingSimulation(recording, SimulationSettings(seed=4, scrape_interval_s=0.7))
     for i in range(4):

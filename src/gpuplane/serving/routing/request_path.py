@@ -153,9 +153,12 @@ class RequestPath:
         needs, pre_needs = self.router.needs, self.prefill_router.needs
         prompt = req.prompt_tokens
         need, pre_need = room_needed(req), prompt + 1
-        # What an engine holds of the prompt: for a router that reads it (precise prefix), and
-        # in P/D mode for the split (prefix-based-pd-decider) on the decode engine.
-        ask = NEEDS_PRECISE_PREFIX in needs or pd
+        # What an engine holds of the prompt, for a router that reads it (precise prefix: the
+        # engine's cache, as KV events tell llm-d) and in P/D mode for the split on the decode
+        # engine (prefix-based-pd-decider). A router without KV events knows only its prefix
+        # index, and so does the decider behind it: the live router's estimate, not the cache.
+        ask = NEEDS_PRECISE_PREFIX in needs
+        estimate = pd and not ask
         ask_pre = pd and NEEDS_PRECISE_PREFIX in pre_needs
         look = bool(chain) and bool(req.segments)
         look_dec = look and NEEDS_PREFIX_INDEX in needs
@@ -178,8 +181,13 @@ class RequestPath:
                 cached = e.cached_prefix_tokens(pre_content, prompt) if ask_pre else 0
             else:
                 blocks = index.matched_blocks(v[0], chain) if look_dec else 0
-                cached = e.cached_prefix_tokens(content, prompt) if ask else 0
-            if (look_pre or ask_pre) if prefill else (look_dec or ask):
+                if ask:
+                    cached = e.cached_prefix_tokens(content, prompt)
+                elif estimate:
+                    cached = self.state.estimated_cached_tokens(v[0], req, chain)
+                else:
+                    cached = 0
+            if (look_pre or ask_pre) if prefill else (look_dec or ask or estimate):
                 v = tuple.__new__(EngineView, (*v[:7], blocks, cached))
             out.append(tuple.__new__(EngineState, (v, role, max_len, True)))
         return tuple(out)
