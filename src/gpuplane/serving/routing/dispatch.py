@@ -137,8 +137,9 @@ def candidates(
     engines: tuple[EngineState, ...], roles: tuple[Role, ...], need: int
 ) -> tuple[list[EngineState], list[EngineState]]:
     """The ready engines of these roles, and those of them with room for ``need`` tokens."""
-    ready = [e for e in engines if e.ready and e.role in roles]
-    return ready, [e for e in ready if need <= e.max_model_len]
+    ready = [e for e in engines if e[3] and e[1] in roles]
+    # Index access: this runs for every request over every engine.
+    return ready, [e for e in ready if need <= e[2]]
 
 
 def _refused(req: Request, ready: list[EngineState]) -> Route:
@@ -156,7 +157,7 @@ def _decide(
     snap = RoutingSnapshot(
         book.now_s,
         req,
-        tuple(e.view for e in views),
+        tuple([e[0] for e in views]),
         book.rr_counter + k,
         book.session_engine,
         book.total_blocks if k == 0 else book.prefill_total_blocks,
@@ -169,7 +170,7 @@ def dispatch(
     req: Request, engines: tuple[EngineState, ...], book: DispatchBook, policy: DispatchPolicy
 ) -> Route:
     """Where ``req`` goes (``engines`` sorted by id; see the module docstring)."""
-    pd = any(e.role != "both" for e in engines)
+    pd = any(e[1] != "both" for e in engines)
     ready, fit = candidates(engines, DECODE if pd else WHOLE, room_needed(req))
     if not fit:
         return _refused(req, ready)

@@ -175,7 +175,14 @@ class RequestPath:
                 empty = EngineView(e.engine_id, 0, 0, 0.0, s.outstanding)
                 out.append(tuple.__new__(EngineState, (empty, role, max_len, s.routable)))
                 continue
-            v = self._load_view(s, now)
+            v = s.view
+            if (
+                v is None
+                or s.view_version != e.state_version
+                or s.view_due < now
+                or v[4] != s.outstanding
+            ):
+                v = self._load_view(s, now)
             if prefill:
                 blocks = index.matched_blocks(v[0], chain) if look_pre else 0
                 cached = e.cached_prefix_tokens(pre_content, prompt) if ask_pre else 0
@@ -194,22 +201,16 @@ class RequestPath:
 
     @staticmethod
     def _load_view(s: EngineSlot, now: float) -> EngineView:
-        """The engine's request-independent view, read anew only when it may have changed."""
+        """The engine's request-independent view read anew (``_engine_states`` reuses the last
+        one while neither the engine's state_version nor ``outstanding`` changed and no decode
+        step started since), remembered with the state_version and the time it holds until."""
         e = s.engine
-        v = s.view
-        if (
-            v is None
-            or s.view_version != e.state_version
-            or s.view_due < now
-            or v[4] != s.outstanding
-        ):
-            # Remembered with the engine's state_version and the time until which it holds.
-            waiting, running, used, total, bs, due = e.view(now)
-            v = tuple.__new__(  # EngineView(...) without the named tuple's Python __new__
-                EngineView,
-                (e.engine_id, waiting, running, used / total, s.outstanding, used, bs, 0, 0),
-            )
-            s.view, s.view_version, s.view_due = v, e.state_version, due
+        waiting, running, used, total, bs, due = e.view(now)
+        v: EngineView = tuple.__new__(  # EngineView(...) without the named tuple's __new__
+            EngineView,
+            (e.engine_id, waiting, running, used / total, s.outstanding, used, bs, 0, 0),
+        )
+        s.view, s.view_version, s.view_due = v, e.state_version, due
         return v
 
     def send(self, slot: EngineSlot, req: Request, t: float, external: int = 0) -> None:
