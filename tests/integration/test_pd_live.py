@@ -137,22 +137,34 @@ def test_pd_streams_through_the_router_and_the_decode_engine_loads_the_prompt() 
     asyncio.run(body())
 
 
-def test_prefill_errors_are_answered_with_the_engine_error_body() -> None:
+def test_engines_too_short_for_the_prompt_are_not_routed_to() -> None:
+    """The router reads each engine's max_model_len from /v1/models: a prefill engine too short
+    for the prompt is skipped (the decode engine serves it whole, as the twin does), and a
+    prompt too long for every engine is answered 400 in vLLM's words by the router itself."""
+
     async def body() -> None:
         short = settings(kv_transfer=kv("p"), max_model_len=512)
         async with (
             emulator(short) as p,
             emulator(settings(kv_transfer=kv("d"))) as d,
             router([], "round-robin", prefill=[p], decode=[d]) as r,
+            router([p], "round-robin") as only_short,
             aiohttp.ClientSession() as http,
         ):
             req = {"model": MODEL, "prompt": PROMPT[:4000], "max_tokens": 4}
             status, out = await post(http, r + "/v1/completions", req)
+            assert status == 200 and out["usage"]["completion_tokens"] >= 1
+            rt = await scrape(http, r)
+            assert total(rt, "gpuplane_router_disaggregated_requests_total") == 0
+            assert total(rt, "gpuplane_router_routed_requests_total", server=p) == 0
+            assert total(rt, "gpuplane_router_routed_requests_total", server=d) == 1
+            status, out = await post(http, only_short + "/v1/completions", req)
             assert status == 400 and out["error"]["type"] == "BadRequestError"
             assert "maximum context length is 512 tokens" in out["error"]["message"]
-            rt = await scrape(http, r)
-            assert total(rt, "gpuplane_router_prefill_failures_total", server=p) == 1
-            assert total(rt, "gpuplane_router_routed_requests_total", server=d) == 0
+            assert out["error"]["param"] == "input_tokens"
+            rt = await scrape(http, only_short)
+            assert total(rt, "gpuplane_router_prompt_too_long_total") == 1
+            assert total(rt, "gpuplane_router_routed_requests_total", server=p) == 0
 
     asyncio.run(body())
 

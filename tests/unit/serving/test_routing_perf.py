@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from gpuplane.serving.engine.engine import Engine
 from gpuplane.serving.request import Request, RequestId, Segment
-from gpuplane.serving.routing.engine_slot import EngineSlot
+from gpuplane.serving.routing.dispatch import EngineState
 from gpuplane.serving.routing.prefix_index import ChainEntry
 from gpuplane.serving.routing.request_path import RequestPath
 from gpuplane.serving.routing.router import (
@@ -131,16 +131,16 @@ class Recording:
 def run(router: Router, fresh: bool, monkeypatch: pytest.MonkeyPatch) -> list[RoutingSnapshot]:
     """A small run; ``fresh``: every snapshot reads every engine anew (no cached views)."""
     if fresh:
-        original = RequestPath._snapshot
+        original = RequestPath._engine_states
 
         def uncached(
-            self: RequestPath, req: Request, slots: list[EngineSlot], needs: frozenset[str]
-        ) -> tuple[RoutingSnapshot, list[ChainEntry]]:
-            for slot in slots:
+            self: RequestPath, req: Request, chain: list[ChainEntry]
+        ) -> tuple[EngineState, ...]:
+            for slot in self.slots.values():
                 slot.view = None
-            return original(self, req, slots, needs)
+            return original(self, req, chain)
 
-        monkeypatch.setattr(RequestPath, "_snapshot", uncached)
+        monkeypatch.setattr(RequestPath, "_engine_states", uncached)
     recording = Recording(router)
     sim = ServingSimulation(recording, SimulationSettings(seed=4, scrape_interval_s=0.7))
     for i in range(4):

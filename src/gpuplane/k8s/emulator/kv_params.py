@@ -22,17 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpuplane.k8s.openai.errors import ApiError
+from gpuplane.k8s.openai.kv_transfer import PREFILL_PARAMS, REMOTE_KEYS
 
-# What the router sends a prefill engine (vLLM's toy_proxy_server.py and llm-d's sidecar).
-PREFILL_PARAMS: dict[str, object] = {
-    "do_remote_decode": True,
-    "do_remote_prefill": False,
-    "remote_engine_id": None,
-    "remote_block_ids": None,
-    "remote_host": None,
-    "remote_port": None,
-}
-REMOTE_KEYS = ("remote_engine_id", "remote_request_id", "remote_host", "remote_port")
+__all__ = ["NONE", "PREFILL_PARAMS", "REMOTE_KEYS", "KvParams", "RemotePrefill", "read_kv_params"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from gpuplane.k8s.emulator.runtime import EngineRuntime, Stream, emitted
 from gpuplane.k8s.emulator.settings import EmulatorSettings
 from gpuplane.k8s.openai import shapes
 from gpuplane.k8s.openai.calls import Call, CallKind, read_call
+from gpuplane.k8s.openai.error_response import error_response
 from gpuplane.k8s.openai.errors import ApiError, context_too_long, model_not_found
 from gpuplane.k8s.openai.http_metrics import HttpMetrics
 from gpuplane.k8s.openai.text import OutputWords, segments_of, text_tokens
@@ -42,10 +43,6 @@ ARRIVAL_HEADER = "X-Gpuplane-Arrival-S"
 # The engine clock's origin on this host's ``time.monotonic`` (emulated t is at wall
 # ``origin + t / time_scale``): a client on the same host can place token times on that clock.
 ORIGIN_HEADER = "X-Gpuplane-Clock-Origin"
-
-
-def error_response(err: ApiError) -> web.Response:
-    return web.json_response(err.body(), status=err.status)
 
 
 def _local(request: web.Request) -> tuple[str, int]:

@@ -3,7 +3,9 @@
 Read from vLLM: ``vllm:num_requests_waiting``, ``vllm:num_requests_running``,
 ``vllm:kv_cache_usage_perc`` and ``vllm:cache_config_info``'s ``block_size``/``num_gpu_blocks``
 (the fields llm-d's model-server protocol reads); from SGLang: ``sglang:num_queue_reqs``,
-``sglang:num_running_reqs``, ``sglang:token_usage`` (page size 1 when none is exported).
+``sglang:num_running_reqs``, ``sglang:token_usage`` (page size 1 when none is exported). The
+context limit comes from ``/v1/models`` (``max_model_len`` on each model card, as vLLM serves
+it), read once an engine is ready.
 """
 
 from __future__ import annotations
@@ -52,6 +54,18 @@ def parse_load(text: str) -> EngineLoadScrape:
     )
 
 
+def parse_max_model_len(models: object) -> int | None:
+    """The longest ``max_model_len`` in a ``/v1/models`` answer (vLLM's model cards carry it;
+    SGLang's and others' may not: None)."""
+    data = models.get("data") if isinstance(models, dict) else None
+    lens = [
+        card["max_model_len"]
+        for card in data or []
+        if isinstance(card, dict) and type(card.get("max_model_len")) is int
+    ]
+    return max(lens) if lens else None
+
+
 class Backend:
     """One engine as the router holds it (mutable: readiness, load, requests in flight) and
     its P/D role (``both``: serves whole requests)."""
@@ -63,6 +77,8 @@ class Backend:
         self.load = EngineLoadScrape()
         self.outstanding = 0
         self.num_routed = 0
+        # From the engine's /v1/models card (vLLM's ``max_model_len``); None until read.
+        self.max_model_len: int | None = None
 
     @property
     def used_blocks(self) -> int:

@@ -25,6 +25,12 @@ class RouterMetrics:
         self.no_engine = Counter(
             "gpuplane_router_no_engine", "Requests refused: no ready engine.", registry=registry
         )
+        self.too_long = Counter(
+            "gpuplane_router_prompt_too_long",
+            "Requests refused (400): the prompt and max_tokens exceed every ready engine's "
+            "max_model_len.",
+            registry=registry,
+        )
         self.ttfb = Histogram(
             "gpuplane_router_time_to_first_byte_seconds",
             "Time from the request to the engine's first response bytes.",

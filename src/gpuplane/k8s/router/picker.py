@@ -1,131 +1,108 @@
-"""One routing decision for a live request, with the twin's routers and their state.
+"""One routing decision for a live request: the twin's dispatcher over the router's backends.
 
-The state the simulation's request path keeps (``serving.routing.request_path``) is kept here
-the same way: the round-robin counter, the approximate prefix index (llm-d's, fed with what
-the router sent where), the session table, and a seeded tie-break stream. Engine views come
-from the last scrape plus the router's own count of requests in flight; ``cached_tokens``
-(precise prefix, from KV events) is 0: the live router has no KV-event feed, so ``kv-cost``
-sees only active blocks.
-
-P/D (``pick_pd``), as the request path splits: with prefill or decode engines present the
-policy picks among the decode (and whole-request) engines first, then llm-d's
-``prefix-based-pd-decider`` (``serving.routing.pd.should_disaggregate``) splits the request
-when the prompt tokens the chosen engine does not hold reach the threshold, and a second
-instance of the policy picks the prefill engine for the prefill half (``prefill_request``).
-What the decode engine holds is read from the prefix index (llm-d's approximate one: the twin's
-request path asks the engine's own cache, which a live router cannot).
+The decision is ``serving.routing.dispatch.dispatch``, the one the twin's request path makes,
+and the routing state (round-robin counter, llm-d's approximate prefix index fed with what the
+router sent where, session table, seeded tie-break stream) is a
+``serving.routing.dispatch_state.DispatchState``, as in the twin. This module only builds the
+engine views from what a live router knows: each backend's last ``/metrics`` scrape, its
+readiness (``/health``), its ``max_model_len`` (``/v1/models``; unknown: no limit), the
+router's own count of requests in flight, and from the prefix index what each engine holds of
+the prompt (``cached_tokens``: the live router has no KV-event feed, so this is llm-d's
+approximate figure; it feeds the P/D split, and ``kv-cost`` reads it as Dynamo's approximate
+mode would).
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
-import numpy as np
-
-from gpuplane.core.rng import RngStreams
 from gpuplane.k8s.router.backends import Backend
 from gpuplane.serving.request import Request
-from gpuplane.serving.routing.pd import PDSettings, prefill_request, should_disaggregate
+from gpuplane.serving.routing.dispatch import (
+    DispatchPolicy,
+    EngineState,
+    Refusal,
+    Route,
+    dispatch,
+)
+from gpuplane.serving.routing.dispatch_state import DispatchState
+from gpuplane.serving.routing.pd import PDSettings
 from gpuplane.serving.routing.prefix_index import ChainEntry, PrefixIndex
 from gpuplane.serving.routing.registry import make_router
-from gpuplane.serving.routing.router import (
-    NEEDS_PREFIX_INDEX,
-    EngineView,
-    Role,
-    Router,
-    RoutingDecision,
-    RoutingSnapshot,
-)
+from gpuplane.serving.routing.router import NEEDS_PREFIX_INDEX, EngineView
 
-WHOLE: tuple[Role, ...] = ("both",)
-DECODE: tuple[Role, ...] = ("decode", "both")
-PREFILL: tuple[Role, ...] = ("prefill",)
+# A backend whose /v1/models gave no max_model_len takes any prompt (the engine will say).
+UNKNOWN_MAX_MODEL_LEN = sys.maxsize
 
 
 @dataclass(frozen=True, slots=True)
-class Route:
-    """Where a request goes: ``engine`` serves it (whole, or its decode half after
-    ``prefill`` computed its prompt); ``engine`` None with the reason when nowhere."""
+class LiveRoute:
+    """The dispatcher's route with its backends: ``engine`` serves the request (whole, or its
+    decode half after ``prefill`` computed its prompt); ``engine`` None when nowhere."""
 
-    engine: Backend | None
-    reason: str = ""
+    decision: Route
+    engine: Backend | None = None
     prefill: Backend | None = None
+
+    @property
+    def reason(self) -> str:
+        return self.decision.reason
+
+    @property
+    def refusal(self) -> Refusal | None:
+        return self.decision.refusal
 
 
 class Picker:
     """Mutable owner of the routing state."""
 
     def __init__(self, policy: str, seed: int = 0, pd: PDSettings | None = None) -> None:
-        self.router = make_router(policy)
-        self.prefill_router = make_router(policy)
-        self.pd = pd or PDSettings()
-        self.index = PrefixIndex()
-        self.rr = 0
-        self.sessions: dict[str, str] = {}
-        self.rng: np.random.Generator = RngStreams(seed).stream("routing-tie-break")
+        self.policy = DispatchPolicy(make_router(policy), make_router(policy), pd or PDSettings())
+        self.state = DispatchState(seed)
 
-    def _decide(
-        self, router: Router, req: Request, ready: list[Backend], now_s: float
-    ) -> tuple[RoutingDecision, list[ChainEntry]]:
-        use_index = NEEDS_PREFIX_INDEX in router.needs
-        chain = self.index.chain(req) if use_index else []
-        views = tuple(
-            EngineView(
+    @property
+    def index(self) -> PrefixIndex:
+        return self.state.index
+
+    def engine_states(
+        self, req: Request, backends: list[Backend], chain: list[ChainEntry]
+    ) -> tuple[EngineState, ...]:
+        """The backends as the dispatcher sees them, sorted by URL."""
+        state = self.state
+        look = {
+            role: NEEDS_PREFIX_INDEX in router.needs
+            for role, router in (("dec", self.policy.router), ("pre", self.policy.prefill_router))
+        }
+        out = []
+        for b in sorted(backends, key=lambda b: b.url):
+            load = b.load
+            blocks = state.prefix_blocks(b.url, req, chain)
+            if not look["pre" if b.role == "prefill" else "dec"]:
+                blocks = 0
+            view = EngineView(
                 b.url,
-                b.load.num_waiting,
-                b.load.num_running,
-                b.load.kv_usage,
+                load.num_waiting,
+                load.num_running,
+                load.kv_usage,
                 b.outstanding,
                 b.used_blocks,
-                b.load.block_size,
-                self.index.matched_blocks(b.url, chain) if use_index else 0,
-                0,
+                load.block_size,
+                blocks,
+                state.estimated_cached_tokens(b.url, req, chain),
             )
-            for b in ready
-        )
-        snap = RoutingSnapshot(
-            now_s,
-            req,
-            views,
-            self.rr,
-            self.sessions.get(req.session_id) if req.session_id else None,
-            self.index.total_blocks(chain) if use_index else 0,
-            float(self.rng.random()),
-        )
-        return router.decide(snap), chain
+            max_len = b.max_model_len or UNKNOWN_MAX_MODEL_LEN
+            out.append(EngineState(view, b.role, max_len, b.ready))
+        return tuple(out)
 
-    def _record(self, router: Router, req: Request, url: str, chain: list[ChainEntry]) -> None:
-        self.rr += 1
-        if NEEDS_PREFIX_INDEX in router.needs:
-            self.index.record(url, chain)
-        if req.session_id:
-            self.sessions[req.session_id] = url
-
-    @staticmethod
-    def _ready(backends: list[Backend], roles: tuple[Role, ...]) -> list[Backend]:
-        return sorted((b for b in backends if b.ready and b.role in roles), key=lambda b: b.url)
-
-    def pick_pd(self, req: Request, backends: list[Backend], now_s: float) -> Route:
+    def pick_pd(self, req: Request, backends: list[Backend], now_s: float) -> LiveRoute:
         """Where ``req`` goes, split into prefill and decode when P/D engines are present."""
-        pd = any(b.role != "both" for b in backends)
-        ready = self._ready(backends, DECODE if pd else WHOLE)
-        if not ready:
-            return Route(None, "no ready engine")
-        decision, chain = self._decide(self.router, req, ready, now_s)
-        if decision.engine_id is None:
-            return Route(None, decision.reason)
-        dest = next(b for b in ready if b.url == decision.engine_id)
-        # What the decode engine holds, before this request is recorded against it.
-        held = self.index.matched_blocks(dest.url, self.index.chain(req))
-        cached = min(held * self.index.block_size, req.prompt_tokens)
-        self._record(self.router, req, dest.url, chain)
-        prefills = self._ready(backends, PREFILL) if pd else []
-        if not prefills or not should_disaggregate(req.prompt_tokens, cached, self.pd):
-            return Route(dest)
-        pre = prefill_request(req)
-        decision, chain = self._decide(self.prefill_router, pre, prefills, now_s)
-        if decision.engine_id is None:
-            return Route(dest)
-        source = next(b for b in prefills if b.url == decision.engine_id)
-        self._record(self.prefill_router, pre, source.url, chain)
-        return Route(dest, prefill=source)
+        policy, state = self.policy, self.state
+        chain = state.chain(req, policy)
+        engines = self.engine_states(req, backends, chain)
+        route = dispatch(req, engines, state.book(req, now_s, policy, chain), policy)
+        state.apply(req, route, policy, chain)
+        by_url = {b.url: b for b in backends}
+        engine = by_url[route.engine_id] if route.engine_id is not None else None
+        prefill = by_url[route.prefill_engine_id] if route.prefill_engine_id is not None else None
+        return LiveRoute(route, engine, prefill)

@@ -2,7 +2,7 @@
 
 vLLM's ``tests/v1/kv_connector/nixl_integration/toy_proxy_server.py`` and llm-d's routing
 sidecar: the prefill engine gets the client's body with ``kv_transfer_params`` asking for a
-remote decode (``kv_params.PREFILL_PARAMS``), ``stream: false``, ``max_tokens: 1`` (and
+remote decode (``k8s.openai.kv_transfer.PREFILL_PARAMS``), ``stream: false``, ``max_tokens: 1`` (and
 ``max_completion_tokens: 1`` when the body has it), no ``stream_options``, and without
 ``min_tokens``/``min_completion_tokens`` (not supported on the prefill side); both hops carry the
 same ``X-Request-Id``. The ``kv_transfer_params`` of the prefill's answer go into the original
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from gpuplane.k8s.emulator.kv_params import PREFILL_PARAMS
 from gpuplane.k8s.openai.errors import ApiError
+from gpuplane.k8s.openai.kv_transfer import PREFILL_PARAMS
 
 
 def prefill_body(body: dict[str, object]) -> dict[str, object]:

@@ -6,8 +6,11 @@ policy picks a ready engine and the engine's answer is passed through as it arri
 unchanged). Retries are off by default: an engine that fails fails the request (502); with
 ``retries`` N an engine that fails before answering anything (refused or dropped connection,
 timeout before the headers) is replaced by the policy's pick among the engines not tried yet,
-at most N times; once the answer has started, a failure ends the stream early. With no
-ready engine the answer is 503 with an OpenAI error body. ``GET /v1/models`` is forwarded to a
+at most N times; once the answer has started, a failure ends the stream early. The route is
+the twin's dispatcher's (``picker``): with no ready engine the answer is 503 with an OpenAI
+error body; a prompt longer than every ready engine's ``max_model_len`` (from their
+``/v1/models``) is answered 400 in vLLM's words (``errors.context_too_long``), as each engine
+would answer it. ``GET /v1/models`` is forwarded to a
 ready engine; ``/health`` is 200 while one engine is ready; ``/metrics`` has the router's own
 families (below) and the HTTP families.
 
@@ -18,7 +21,8 @@ the decode engine's answer is passed through. docs/live.md, "P/D disaggregation"
 
 Router families: ``vllm:num_incoming_requests_total{model}`` (the production-stack router's
 counter and label), ``gpuplane_router_routed_requests_total{server}``,
-``gpuplane_router_no_engine_total``, ``gpuplane_router_time_to_first_byte_seconds{server}`` and
+``gpuplane_router_no_engine_total``, ``gpuplane_router_prompt_too_long_total``,
+``gpuplane_router_time_to_first_byte_seconds{server}`` and
 ``gpuplane_router_request_duration_seconds{server}`` (as the client of each engine sees them),
 ``gpuplane_router_engine_ready{server}``, ``gpuplane_router_retries_total{server}``; P/D:
 ``gpuplane_router_disaggregated_requests_total``,
@@ -47,17 +51,18 @@ from prometheus_client import (
 )
 
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.emulator.service import error_response
 from gpuplane.k8s.openai.calls import CallKind, read_call
-from gpuplane.k8s.openai.errors import ApiError
+from gpuplane.k8s.openai.error_response import error_response
+from gpuplane.k8s.openai.errors import ApiError, context_too_long
 from gpuplane.k8s.openai.http_metrics import HttpMetrics
 from gpuplane.k8s.openai.text import segments_of, text_tokens
-from gpuplane.k8s.router.backends import Backend, parse_load
+from gpuplane.k8s.router.backends import Backend, parse_load, parse_max_model_len
 from gpuplane.k8s.router.discovery import ServiceDiscovery, ServiceRef
 from gpuplane.k8s.router.metrics import RouterMetrics
-from gpuplane.k8s.router.picker import Picker
+from gpuplane.k8s.router.picker import LiveRoute, Picker
 from gpuplane.k8s.router.prefill_hop import PrefillAnswer, run_prefill
 from gpuplane.serving.request import Request, RequestId
+from gpuplane.serving.routing.dispatch import Refusal
 from gpuplane.serving.routing.pd import PDSettings
 from gpuplane.serving.routing.router import Role
 
@@ -121,6 +126,10 @@ class RouterService:
             if ready:
                 async with self.session.get(b.url + "/metrics", timeout=timeout) as resp:
                     b.load = parse_load(await resp.text())
+                if b.max_model_len is None:
+                    async with self.session.get(b.url + "/v1/models", timeout=timeout) as resp:
+                        if resp.status == 200:
+                            b.max_model_len = parse_max_model_len(await resp.json())
         except (aiohttp.ClientError, TimeoutError, ValueError):
             ready = False
         b.ready = ready
@@ -204,8 +213,7 @@ class RouterService:
             self.metrics.incoming.labels(model).inc()
             route = self.picker.pick_pd(req, list(self.backends.values()), req.arrival_s)
             if route.engine is None:
-                self.metrics.no_engine.inc()
-                raise ApiError(503, f"No ready engine for model `{model}`: {route.reason}.")
+                raise self._refused(model, req, route)
             request_id = f"{req.request_id}-{uuid.UUID(int=self._rng.getrandbits(128))}"
             if route.prefill is not None:
                 answer = await self._prefill(route.prefill, path, body, request_id)
@@ -225,6 +233,16 @@ class RouterService:
                 self.metrics.retries.labels(engine.url).inc()
                 engine = retry
                 tried.add(engine.url)
+
+    def _refused(self, model: str, req: Request, route: LiveRoute) -> ApiError:
+        """No engine takes the request: vLLM's 400 when the prompt is longer than every ready
+        engine's context (what each engine would answer), else 503."""
+        if route.refusal is Refusal.PROMPT_TOO_LONG:
+            self.metrics.too_long.inc()
+            limit = route.decision.max_model_len
+            return context_too_long(limit, req.prompt_tokens, req.max_tokens or 0)
+        self.metrics.no_engine.inc()
+        return ApiError(503, f"No ready engine for model `{model}`: {route.reason}.")
 
     def _retry_target(self, req: Request, tried: set[str]) -> Backend | None:
         """Another engine for a request whose engine failed before answering: the policy's

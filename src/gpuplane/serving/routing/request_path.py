@@ -13,29 +13,26 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
 from gpuplane.core.kernel import EventLoop
-from gpuplane.core.rng import RngStreams
 from gpuplane.serving.engine.live import RequestRecord
 from gpuplane.serving.request import FinishReason, Request
+from gpuplane.serving.routing.dispatch import (
+    DispatchPolicy,
+    EngineState,
+    dispatch,
+    room_needed,
+)
+from gpuplane.serving.routing.dispatch_state import DispatchState
 from gpuplane.serving.routing.engine_slot import EngineSlot
 from gpuplane.serving.routing.outcome import RequestOutcome, Status
-from gpuplane.serving.routing.pd import (
-    PREFILL_SUFFIX,
-    original_id,
-    prefill_request,
-    should_disaggregate,
-)
+from gpuplane.serving.routing.pd import PREFILL_SUFFIX, original_id, prefill_request
 from gpuplane.serving.routing.prefix_index import ChainEntry, PrefixIndex
 from gpuplane.serving.routing.priority import ServingPriority
 from gpuplane.serving.routing.router import (
     NEEDS_PRECISE_PREFIX,
     NEEDS_PREFIX_INDEX,
     EngineView,
-    Role,
     Router,
-    RoutingSnapshot,
 )
 from gpuplane.serving.routing.settings import SimulationSettings
 from gpuplane.serving.traffic.sessions import Session
@@ -69,25 +66,33 @@ class RequestPath:
         prefix_index: PrefixIndex | None = None,
     ) -> None:
         self.loop = loop
-        self.router = router
-        self.prefill_router = prefill_router or router
         self.settings = settings
         self.kv_transfer_s = kv_transfer_s
-        self.prefix_index = prefix_index or PrefixIndex()
+        self.policy = DispatchPolicy(router, prefill_router or router, settings.pd)
+        # The round-robin counter, prefix index, session table and tie-break stream, kept as
+        # the live router keeps them.
+        self.state = DispatchState(settings.seed, prefix_index)
         self.slots: dict[str, EngineSlot] = {}
         self.dirty: set[str] = set()  # engines whose queue changed since they last planned
         self.tracked: dict[str, TrackedRequest] = {}
         self.outcomes: list[RequestOutcome] = []
         self.queue: deque[TrackedRequest] = deque()  # held while no engine is ready
         self.num_arrived = 0
-        self.rr = 0
-        self.session_engine: dict[str, str] = {}
-        self.rng: np.random.Generator = RngStreams(settings.seed).stream("routing-tie-break")
-        # Derived from the set of engines and their readiness (see slots_changed).
-        self.routable: dict[tuple[Role, ...], tuple[list[EngineSlot], int]] = {}
-        self.pd: bool | None = None
+        self.pd: bool | None = None  # derived from the set of engines (see slots_changed)
         # Draining engines that went idle and left, and when (a terminating pod's end).
         self.drained_s: dict[str, float] = {}
+
+    @property
+    def router(self) -> Router:
+        return self.policy.router
+
+    @property
+    def prefill_router(self) -> Router:
+        return self.policy.prefill_router
+
+    @property
+    def prefix_index(self) -> PrefixIndex:
+        return self.state.index
 
     # -- arrival and routing ------------------------------------------------------------------
     def arrive(self, req: Request, session: tuple[Session, int] | None) -> None:
@@ -103,28 +108,8 @@ class RequestPath:
         session, k = turn
         self.arrive(session.request(k, self.loop.now_s), turn)
 
-    def _candidates(self, roles: tuple[Role, ...], req: Request) -> tuple[list[EngineSlot], str]:
-        """Routable engines of these roles that can serve ``req``, or why there are none."""
-        cached = self.routable.get(roles)
-        if cached is None:
-            # Kept until an engine is added, removed, becomes ready or stops accepting.
-            found = [s for s in self.slots.values() if s.routable and s.role in roles]
-            shortest = min((s.engine.config.max_model_len for s in found), default=0)
-            cached = self.routable[roles] = (found, shortest)
-        slots, shortest = cached
-        if not slots:
-            return [], "no ready engine"
-        need = req.prompt_tokens + 1  # Engine.rejection: room for one output token
-        if need <= shortest:
-            return slots, ""
-        ok = [s for s in slots if need <= s.engine.config.max_model_len]
-        if not ok:
-            return [], slots[0].engine.rejection(req) or "no engine can serve it"
-        return ok, ""
-
     def slots_changed(self) -> None:
-        """Forget what was derived from the set of engines and their readiness."""
-        self.routable.clear()
+        """Forget what was derived from the set of engines."""
         self.pd = None
 
     def pd_mode(self) -> bool:
@@ -133,40 +118,25 @@ class RequestPath:
         return self.pd
 
     def route(self, tr: TrackedRequest) -> None:
+        """Route with the dispatcher (``dispatch``) the live router uses, then apply it."""
         req, t = tr.req, self.loop.now_s
-        pd = self.pd_mode()
-        slots, why = self._candidates(("decode", "both") if pd else ("both",), req)
-        if not slots:
-            self._no_engine(tr, why)
+        policy, state = self.policy, self.state
+        chain = state.chain(req, policy)
+        engines = self._engine_states(req, chain)
+        route = dispatch(req, engines, state.book(req, t, policy, chain), policy)
+        state.apply(req, route, policy, chain)
+        if route.engine_id is None:
+            self._no_engine(tr, route.reason)
             return
-        router = self.router
-        needs = router.needs
-        snap, chain = self._snapshot(req, slots, needs)
-        decision = router.decide(snap)
-        if decision.engine_id is None:
-            self._no_engine(tr, decision.reason)
-            return
-        dest = self.slots[decision.engine_id]
-        self._after_decision(req, dest, needs, chain)
-        if pd and self._try_split(tr, dest):
+        dest = self.slots[route.engine_id]
+        if route.prefill_engine_id is not None:
+            self._split(tr, dest, self.slots[route.prefill_engine_id])
             return
         tr.phase, tr.engine_id = "whole", dest.engine.engine_id
         self.send(dest, req, t)
 
-    def _try_split(self, tr: TrackedRequest, dest: EngineSlot) -> bool:
-        req = tr.req
-        prefill, _ = self._candidates(("prefill",), req)
-        cached = dest.engine.cached_prefix_tokens(req.content(), req.prompt_tokens)
-        if not prefill or not should_disaggregate(req.prompt_tokens, cached, self.settings.pd):
-            return False
-        pre = prefill_request(req)
-        needs = self.prefill_router.needs
-        snap, chain = self._snapshot(pre, prefill, needs)
-        decision = self.prefill_router.decide(snap)
-        if decision.engine_id is None:
-            return False
-        pslot = self.slots[decision.engine_id]
-        self._after_decision(pre, pslot, needs, chain)
+    def _split(self, tr: TrackedRequest, dest: EngineSlot, pslot: EngineSlot) -> None:
+        pre = prefill_request(tr.req)
         tr.phase = "prefill"
         tr.prefill_engine_id = pslot.engine.engine_id
         tr.decode_engine_id = dest.engine.engine_id
@@ -174,23 +144,37 @@ class RequestPath:
         # has read them (transfer_done frees them).
         pslot.engine.hold_on_finish.add(pre.request_id)
         self.send(pslot, pre, self.loop.now_s)
-        return True
 
-    def _snapshot(
-        self, req: Request, slots: list[EngineSlot], needs: frozenset[str]
-    ) -> tuple[RoutingSnapshot, list[ChainEntry]]:
-        """What the router sees, and the request's prefix-index chain (for recording it)."""
-        index = self.prefix_index if NEEDS_PREFIX_INDEX in needs else None
-        chain = index.chain(req) if index is not None else []
-        # A prompt without shared segments is keyed by its own id: no engine can hold it yet.
-        look = index is not None and bool(req.segments)
-        precise = NEEDS_PRECISE_PREFIX in needs
-        content = req.content() if precise else ()
+    def _engine_states(self, req: Request, chain: list[ChainEntry]) -> tuple[EngineState, ...]:
+        """Every engine as the dispatcher sees it. Only the engines that can take the request
+        are read (an engine that cannot is dropped by the dispatcher before a router reads a
+        view, so its view is left empty)."""
+        pd = self.pd_mode()
+        needs, pre_needs = self.router.needs, self.prefill_router.needs
         prompt = req.prompt_tokens
-        views: list[EngineView] = []
-        now = self.loop.now_s
-        for s in slots:
-            e = s.engine
+        need, pre_need = room_needed(req), prompt + 1
+        # What an engine holds of the prompt, for a router that reads it (precise prefix: the
+        # engine's cache, as KV events tell llm-d) and in P/D mode for the split on the decode
+        # engine (prefix-based-pd-decider). A router without KV events knows only its prefix
+        # index, and so does the decider behind it: the live router's estimate, not the cache.
+        ask = NEEDS_PRECISE_PREFIX in needs
+        estimate = pd and not ask
+        ask_pre = pd and NEEDS_PRECISE_PREFIX in pre_needs
+        look = bool(chain) and bool(req.segments)
+        look_dec = look and NEEDS_PREFIX_INDEX in needs
+        look_pre = look and NEEDS_PREFIX_INDEX in pre_needs
+        content = req.content() if ask else ()
+        pre_content = prefill_request(req).content() if ask_pre else ()
+        index, now = self.state.index, self.loop.now_s
+        out: list[EngineState] = []
+        for s in self.slots.values():
+            e, role = s.engine, s.role
+            max_len = e.config.max_model_len
+            prefill = role == "prefill"
+            if not s.routable or (pre_need if prefill else need) > max_len:
+                empty = EngineView(e.engine_id, 0, 0, 0.0, s.outstanding)
+                out.append(tuple.__new__(EngineState, (empty, role, max_len, s.routable)))
+                continue
             v = s.view
             if (
                 v is None
@@ -198,38 +182,36 @@ class RequestPath:
                 or s.view_due < now
                 or v[4] != s.outstanding
             ):
-                # Read anew (request-independent fields) and remember it with the engine's
-                # state_version and the time until which it holds.
-                waiting, running, used, total, bs, due = e.view(now)
-                v = tuple.__new__(  # EngineView(...) without the named tuple's Python __new__
-                    EngineView,
-                    (e.engine_id, waiting, running, used / total, s.outstanding, used, bs, 0, 0),
-                )
-                s.view, s.view_version, s.view_due = v, e.state_version, due
-            if look or precise:
-                matched = index.matched_blocks(v[0], chain) if look and index is not None else 0
-                cached = e.cached_prefix_tokens(content, prompt) if precise else 0
-                v = tuple.__new__(EngineView, (*v[:7], matched, cached))
-            views.append(v)
-        snap = RoutingSnapshot(
-            now,
-            req,
-            tuple(views),
-            self.rr,
-            self.session_engine.get(req.session_id) if req.session_id else None,
-            index.total_blocks(chain) if index is not None else 0,
-            float(self.rng.random()),
-        )
-        return snap, chain
+                v = self._load_view(s, now)
+            if prefill:
+                blocks = index.matched_blocks(v[0], chain) if look_pre else 0
+                cached = e.cached_prefix_tokens(pre_content, prompt) if ask_pre else 0
+            else:
+                blocks = index.matched_blocks(v[0], chain) if look_dec else 0
+                if ask:
+                    cached = e.cached_prefix_tokens(content, prompt)
+                elif estimate:
+                    cached = self.state.estimated_cached_tokens(v[0], req, chain)
+                else:
+                    cached = 0
+            if (look_pre or ask_pre) if prefill else (look_dec or ask or estimate):
+                v = tuple.__new__(EngineView, (*v[:7], blocks, cached))
+            out.append(tuple.__new__(EngineState, (v, role, max_len, True)))
+        return tuple(out)
 
-    def _after_decision(
-        self, req: Request, slot: EngineSlot, needs: frozenset[str], chain: list[ChainEntry]
-    ) -> None:
-        self.rr += 1
-        if NEEDS_PREFIX_INDEX in needs:
-            self.prefix_index.record(slot.engine.engine_id, chain)
-        if req.session_id:
-            self.session_engine[req.session_id] = slot.engine.engine_id
+    @staticmethod
+    def _load_view(s: EngineSlot, now: float) -> EngineView:
+        """The engine's request-independent view read anew (``_engine_states`` reuses the last
+        one while neither the engine's state_version nor ``outstanding`` changed and no decode
+        step started since), remembered with the state_version and the time it holds until."""
+        e = s.engine
+        waiting, running, used, total, bs, due = e.view(now)
+        v: EngineView = tuple.__new__(  # EngineView(...) without the named tuple's __new__
+            EngineView,
+            (e.engine_id, waiting, running, used / total, s.outstanding, used, bs, 0, 0),
+        )
+        s.view, s.view_version, s.view_due = v, e.state_version, due
+        return v
 
     def send(self, slot: EngineSlot, req: Request, t: float, external: int = 0) -> None:
         self.handle(slot, slot.engine.advance(t))
