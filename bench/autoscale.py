@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from gpuplane.autoscaler.slo.capacity import SloTargets
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.serving.traffic.azure import load_azure_trace
 from gpuplane.serving.traffic.trace import Trace
 from gpuplane.twin.autoscale_bench import Bench, run_figures, run_instrumented

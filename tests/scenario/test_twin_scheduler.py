@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuplane.api.pod_phase import PodPhase
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.scheduler.framework.config import gpuplane_profile
 from gpuplane.twin.build import build_simulation, simulation_from_spec
 from gpuplane.twin.scenario.settings import TwinSettings

@@ -19,7 +19,7 @@ from gpuplane.autoscaler.slo.capacity import (
     SloTargets,
     meets,
 )
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.serving.batch import BatchShape, PrefillChunk
 from gpuplane.serving.memory.budget import plan_memory
 from gpuplane.serving.memory.settings import VllmMemorySettings

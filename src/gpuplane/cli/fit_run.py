@@ -9,8 +9,8 @@ from enum import StrEnum
 from pathlib import Path
 
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.fit_workload import Workload
-from gpuplane.k8s.scheduler_config import read_scheduler_config
+from gpuplane.k8s.fit.workload import Workload
+from gpuplane.k8s.manifests.scheduler_config import read_scheduler_config
 from gpuplane.scheduler.framework.config import ProfileConfig, gpuplane_profile
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.plugins.registry import in_tree_registry

@@ -40,7 +40,7 @@ from gpuplane.cli.autoscale_configs import (
 )
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.serving.traffic.azure import load_azure_trace
 from gpuplane.serving.traffic.trace import Trace
 from gpuplane.twin.autoscale_bench import Bench, run_figures, run_instrumented

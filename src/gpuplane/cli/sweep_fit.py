@@ -41,7 +41,7 @@ from gpuplane.core.validation import validate_model
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.cluster.snapshot_file import read_snapshot
-from gpuplane.k8s.fit_workload import Workload, workload_from_text
+from gpuplane.k8s.fit.workload import Workload, workload_from_text
 from gpuplane.k8s.yaml_documents import read_documents
 from gpuplane.twin.fit.expand import expand
 from gpuplane.twin.fit.model import FitCluster

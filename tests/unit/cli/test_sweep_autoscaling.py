@@ -11,7 +11,7 @@ from gpuplane.cli.autoscale_configs import keda_object, oracle_targets, parse_co
 from gpuplane.cli.main import run
 from gpuplane.cli.sweep_bases import bases
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.twin.sweep import InProcess, LocalPool, load_sweep, run_sweep
 
 REPO = Path(__file__).resolve().parents[3]

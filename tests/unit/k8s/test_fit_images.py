@@ -12,7 +12,7 @@ from gpuplane.core.errors import InputError
 from gpuplane.k8s.cluster.fit_cluster import fit_node
 from gpuplane.k8s.cluster.fit_pools import NodeDefaults
 from gpuplane.k8s.cluster.raw_pod import fit_pod
-from gpuplane.k8s.fit_workload import read_workload
+from gpuplane.k8s.fit.workload import read_workload
 from gpuplane.twin.fit.expand import expand
 from gpuplane.twin.fit.framework_view import framework_view
 from gpuplane.twin.fit.model import FitCluster

@@ -12,7 +12,7 @@ from gpuplane.api.qos import QosClass
 from gpuplane.api.taints import Toleration
 from gpuplane.core.errors import InputError
 from gpuplane.core.yamlio import LineIndex, parse_yaml
-from gpuplane.k8s.manifests import ParsedManifest, load_manifest, parse_manifest
+from gpuplane.k8s.manifests.parse import ParsedManifest, load_manifest, parse_manifest
 from gpuplane.twin.cluster.qos import qos_class
 from gpuplane.twin.scenario import spec as tw
 

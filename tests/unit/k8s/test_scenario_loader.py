@@ -11,7 +11,7 @@ import pytest
 from gpuplane.api.strategies import MigStrategy
 from gpuplane.api.taints import Taint
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.twin.scenario import spec as tw
 
 REPO = Path(__file__).resolve().parents[3]

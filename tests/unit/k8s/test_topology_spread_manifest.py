@@ -10,7 +10,7 @@ import pytest
 from gpuplane.api.selectors import from_match_fields
 from gpuplane.api.topology_spread import TopologySpreadConstraint
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.manifests import parse_manifest
+from gpuplane.k8s.manifests.parse import parse_manifest
 from gpuplane.twin.scenario import spec as tw
 from tests.unit.k8s.test_manifests import parse_text
 

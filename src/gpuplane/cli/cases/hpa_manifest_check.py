@@ -39,7 +39,7 @@ from gpuplane.core.errors import InputError, Location
 from gpuplane.core.textio import read_named_file
 from gpuplane.core.validation import validate_model
 from gpuplane.k8s.field_errors import relocate
-from gpuplane.k8s.hpa_manifest import hpa_status
+from gpuplane.k8s.manifests.hpa import hpa_status
 from gpuplane.k8s.yaml_documents import read_documents
 
 NOW_S = 10_000.0

@@ -7,7 +7,7 @@ arrival and run-time models). Unknown keys are errors at every level.
 
 This module checks the scenario's shape. Values that are Kubernetes formats (manifests, quantities
 such as ``64Gi``, the ClusterPolicy) are kept as written here and read by
-``gpuplane.k8s.scenario_loader``, the only layer that understands Kubernetes formats.
+``gpuplane.k8s.scenario.loader``, the only layer that understands Kubernetes formats.
 """
 
 from __future__ import annotations
@@ -377,7 +377,7 @@ class Scenario(_Model):
 
 
 def load_scenario(path: Path) -> Scenario:
-    """The scenario's shape only; ``gpuplane.k8s.scenario_loader`` reads it completely."""
+    """The scenario's shape only; ``gpuplane.k8s.scenario.loader`` reads it completely."""
     text = read_named_file(path, "scenario YAML file")
     return validate_yaml(Scenario, text, str(path))
 

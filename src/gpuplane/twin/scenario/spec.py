@@ -1,6 +1,6 @@
 """What the twin simulates, as plain frozen values: the workload objects users wrote as Kubernetes
-manifests (translated by ``gpuplane.k8s.manifests``), how often they arrive and how long their pods
-run. The twin never reads YAML itself; the loaders fill these in.
+manifests (translated by ``gpuplane.k8s.manifests.parse``), how often they arrive and how long their
+pods run. The twin never reads YAML itself; the loaders fill these in.
 
 Resource quantities are canonical integers: ``cpu`` in millicores, ``memory`` and
 ``ephemeral-storage`` in bytes, every other resource (``nvidia.com/gpu``,
@@ -233,7 +233,7 @@ class NodePoolSpec:
 class ScenarioSpec:
     """A scenario file, fully read: every manifest translated, every pool's topology resolved.
 
-    Filled in by ``gpuplane.k8s.scenario_loader.load_scenario_spec``. Node pools carry their
+    Filled in by ``gpuplane.k8s.scenario.loader.load_scenario_spec``. Node pools carry their
     final allocatable cpu (milli), memory (bytes) and pods: the scenario's override, else the
     topology's CPUs and memory minus kube/system reserved and the hard eviction threshold.
     """

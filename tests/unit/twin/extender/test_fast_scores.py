@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from gpuplane.k8s.extender.wire import priority_json, priority_list
+from gpuplane.live.extender.wire import priority_json, priority_list
 from gpuplane.twin.extender.decide import prioritize, top_host
 from gpuplane.twin.extender.fast_scores import score_names
 from gpuplane.twin.extender.needs import GpuNeeds
