@@ -41,11 +41,11 @@ from gpuplane.cli.autoscale_configs import (
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location
 from gpuplane.k8s.scenario.loader import load_scenario_spec
+from gpuplane.serving.cold_start import ColdStart
 from gpuplane.serving.traffic.azure import load_azure_trace
 from gpuplane.serving.traffic.trace import Trace
 from gpuplane.twin.autoscale_bench import Bench, run_figures, run_instrumented
 from gpuplane.twin.build import simulation_from_spec
-from gpuplane.twin.scenario.serving_spec import ColdStart
 from gpuplane.twin.scenario.spec import ScenarioSpec
 from gpuplane.twin.sweep.checks import settings_at
 from gpuplane.twin.sweep.point import Cell, Point, Value

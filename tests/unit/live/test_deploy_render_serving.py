@@ -20,9 +20,9 @@ from gpuplane.cli.main import run
 from gpuplane.k8s.manifests.inference_args import inference_server
 from gpuplane.live.deploy.serving import ServingBundle, serving_objects
 from gpuplane.live.scaler.metadata import parse_metadata
+from gpuplane.serving.engine_capacity import capacity_from_engine
 from gpuplane.topology.catalog import get_gpu_model
 from gpuplane.twin.scenario.inference import InferenceServerSpec
-from gpuplane.twin.serving.capacity import capacity_from_engine
 from gpuplane.twin.serving.engines import engine_for_gpu
 
 K8S_VERSION = "1.31.0"

@@ -13,7 +13,7 @@
 - The scaler (``serve scaler``) Deployment and Service (gRPC 9090, metrics 9091) and a
   ScaledObject with an ``external`` trigger pointing at it. The trigger's metadata is what
   ``live/scaler/metadata.py`` reads: the SLO, Prometheus' address, the capacity of one replica as
-  the twin fits it to this engine (``twin.serving.capacity.capacity_from_engine``), the cold start
+  the twin fits it to this engine (``serving.engine_capacity.capacity_from_engine``), the cold start
   (image pull + weights + init, the twin's ``ColdStart``), and queries over kube-state-metrics'
   StatefulSet series and the router's arrival counter instead of the Deployment defaults.
 
@@ -36,11 +36,11 @@ from typing import Literal
 from gpuplane.core.errors import InputError
 from gpuplane.live.deploy import objects
 from gpuplane.live.deploy.objects import Obj, binding, labels, meta, rule, service_account
+from gpuplane.serving.cold_start import ColdStart
+from gpuplane.serving.engine_capacity import capacity_from_engine
 from gpuplane.serving.models.catalog import default_catalog
 from gpuplane.topology.catalog import get_gpu_model
 from gpuplane.twin.scenario.inference import InferenceServerSpec
-from gpuplane.twin.scenario.serving_spec import ColdStart
-from gpuplane.twin.serving.capacity import capacity_from_engine
 from gpuplane.twin.serving.engines import engine_for_gpu
 
 ENGINE_PORT, ROUTER_PORT, GRPC_PORT, SCALER_METRICS_PORT = 8000, 8080, 9090, 9091

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from gpuplane.live.emulator.dcgm_model import Deployment, LoadPhases
 from gpuplane.live.emulator.kv_config import KvTransferConfig
 from gpuplane.live.emulator.nixl import DEFAULT_HOLD_S
+from gpuplane.serving.cold_start import ColdStart
 from gpuplane.serving.models.shape import DTYPE_BYTES
 from gpuplane.serving.steptime.kv_transfer import KvLink
 from gpuplane.topology.catalog import get_gpu_model
 from gpuplane.twin.scenario.inference import InferenceServerSpec
-from gpuplane.twin.scenario.serving_spec import ColdStart
 from gpuplane.twin.serving.engines import BuiltEngine, engine_for_gpu
 
 

@@ -32,12 +32,13 @@ from pydantic import (
 from gpuplane.api.taints import TaintEffect
 from gpuplane.core.textio import read_named_file
 from gpuplane.core.yamlio import validate_yaml
+from gpuplane.kubelet.config_section import KubeletSection
 from gpuplane.operator.faults import FaultSpec
 from gpuplane.operator.settings import OperatorSettings
 from gpuplane.scheduler.framework.config import REGISTRY_CONTEXT, ProfileConfig, check_profiles
 from gpuplane.scheduler.plugins.registry import in_tree_registry
 from gpuplane.twin.scenario.fields import Seconds
-from gpuplane.twin.scenario.kubelet import KubeletSection, MigSection
+from gpuplane.twin.scenario.kubelet import MigSection
 from gpuplane.twin.scenario.serving import ServingSection
 
 _DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"

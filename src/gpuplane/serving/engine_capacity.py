@@ -1,9 +1,12 @@
-"""A service's per-replica capacity in the SLO scaler's terms, from the engines the twin built.
+"""A replica's capacity figures in the SLO scaler's terms, read off one built engine.
 
-The serving runtime answers it (``ServingRuntime.capacity_model``) because the figures are read
-off its engines; the SLO scaler (``twin.autoscaling.slo``) only consumes the result.
+The figures are the serving layer's (they come from its step-time model and memory plan); the
+SLO scaler's model takes them through ``autoscaler.slo.analytic.AnalyticCapacity.from_figures``,
+so neither sibling imports the other. The twin's serving runtime
+(``ServingRuntime.capacity_model``) and ``deploy render serving`` (the trigger's metadata) fit the
+same engine the same way.
 
-``autoscaler.slo.analytic.AnalyticCapacity`` needs a few figures of one replica: what a prompt's
+``AnalyticCapacity`` needs a few figures of one replica: what a prompt's
 tokens add to a step, the decode step time of an empty batch and its growth per KV token read,
 the KV capacity and the engine's batch limits. They are read off the calibrated step-time model
 (``RooflineStepTime``) and vLLM's memory plan of the engines the twin actually built:
@@ -19,15 +22,32 @@ the KV capacity and the engine's batch limits. They are read off the calibrated 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from gpuplane.autoscaler.slo.analytic import AnalyticCapacity
 from gpuplane.serving.batch import BatchShape, PrefillChunk
 from gpuplane.serving.memory.budget import MemoryPlan
 from gpuplane.serving.steptime.model import RooflineStepTime
 
 _PROMPTS = (1024, 4096)
 _CONTEXT = (128,)
+
+
+@dataclass(frozen=True, slots=True)
+class EngineCapacity:
+    """One replica's figures, named as ``AnalyticCapacity``'s fields (which documents them)."""
+
+    prefill_tokens_per_s: float
+    decode_base_step_s: float
+    decode_step_per_kv_token_s: float
+    decode_step_per_seq_s: float
+    max_num_seqs: int
+    kv_capacity_tokens: float
+    # The SLO scaler's allowance for ITL tails above the mean step this fit gives.
+    itl_tail_factor: float
+    max_num_batched_tokens: int
+    prefill_s_per_token_squared: float
 
 
 def _added_by_prefill(model: RooflineStepTime, tokens: int) -> float:
@@ -50,7 +70,7 @@ def prefill_fit(model: RooflineStepTime, budget: int) -> tuple[float, float]:
     return float(np.dot(k, t) / np.dot(k, k)), 0.0
 
 
-def capacity_from_engine(model: RooflineStepTime, plan: MemoryPlan) -> AnalyticCapacity:
+def capacity_from_engine(model: RooflineStepTime, plan: MemoryPlan) -> EngineCapacity:
     per_token, per_token_sq = prefill_fit(model, max(plan.max_num_batched_tokens, 1))
     one = model.step_time(BatchShape(decode_contexts=_CONTEXT)).total_s
     batch = 64
@@ -59,7 +79,7 @@ def capacity_from_engine(model: RooflineStepTime, plan: MemoryPlan) -> AnalyticC
     per_kv_token = max((hi - lo) / (batch * (4096 - 1024)), 0.0)
     per_seq = max((lo - one - per_kv_token * (batch * 1024 - _CONTEXT[0])) / (batch - 1), 0.0)
     base = max(one - per_seq - per_kv_token * _CONTEXT[0], 1e-5)
-    return AnalyticCapacity(
+    return EngineCapacity(
         prefill_tokens_per_s=1.0 / max(per_token, 1e-12),
         decode_base_step_s=base,
         decode_step_per_kv_token_s=per_kv_token,
