@@ -22,18 +22,19 @@ from gpuplane.k8s.field_errors import LineOf, fail, relocate, validate_model
 from gpuplane.k8s.manifests.scaled_object import scaled_objects_from_text
 from gpuplane.k8s.scenario.cluster_policy import parse_cluster_policy
 from gpuplane.k8s.scenario.fault_checks import fault_warnings
+from gpuplane.k8s.scenario.files import read_text, resolve_relative
 from gpuplane.k8s.scenario.node_pools import node_pool_spec
 from gpuplane.k8s.scenario.priority import apply_priorities, check_priority_classes
 from gpuplane.k8s.scenario.problems import Problems
 from gpuplane.k8s.scenario.scaled_object_checks import scaled_object_warnings
 from gpuplane.k8s.scenario.serving_section import serving_spec
-from gpuplane.k8s.scenario.workload_entries import read_text, workload_specs
+from gpuplane.k8s.scenario.workload_entries import workload_specs
 from gpuplane.operator.cluster_policy import ClusterPolicy
 from gpuplane.slicing.dra.claims import DeviceClass, ResourceClaim, ResourceClaimTemplate
 from gpuplane.twin.cluster.mig_devices import layouts_from_config
 from gpuplane.twin.scenario.dra import DraObjectsSpec
 from gpuplane.twin.scenario.mig import MigConfigChange
-from gpuplane.twin.scenario.schema import ControlPlane, Scenario, resolve_relative
+from gpuplane.twin.scenario.schema import ControlPlane, Scenario
 from gpuplane.twin.scenario.settings import TwinSettings
 from gpuplane.twin.scenario.spec import NodePoolSpec, ScenarioSpec
 

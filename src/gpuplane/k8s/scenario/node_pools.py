@@ -28,6 +28,7 @@ from gpuplane.k8s.field_errors import LineOf, fail, relocate
 from gpuplane.k8s.manifests.labels import check_labels
 from gpuplane.k8s.manifests.quantity import parse_manifest_quantity
 from gpuplane.k8s.manifests.resources import canonical_amount
+from gpuplane.k8s.scenario.files import pool_topology_ref
 from gpuplane.kubelet.admission import node_state
 from gpuplane.kubelet.config import KubeletConfig
 from gpuplane.kubelet.cpu_manager import allocate_cpus
@@ -37,7 +38,7 @@ from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.resolve import HARDWARE_SUFFIXES, resolve_topology
 from gpuplane.twin.cluster.mig_devices import layouts_from_config
 from gpuplane.twin.scenario.mig import MigPoolSpec
-from gpuplane.twin.scenario.schema import ControlPlane, NodePool, QuantityText, pool_topology_ref
+from gpuplane.twin.scenario.schema import ControlPlane, NodePool, QuantityText
 from gpuplane.twin.scenario.spec import NodePoolSpec
 
 _HARDWARE = tuple(HARDWARE_SUFFIXES) + tuple(s.upper() for s in HARDWARE_SUFFIXES)

@@ -8,11 +8,11 @@ from gpuplane.autoscaler.slo.settings import SloScalerSettings
 from gpuplane.core.errors import InputError
 from gpuplane.core.textio import is_file
 from gpuplane.k8s.field_errors import LineOf, fail, relocate, validate_model
+from gpuplane.k8s.scenario.files import resolve_relative
 from gpuplane.serving.cold_start import ColdStart
 from gpuplane.serving.models.catalog import resolve_model
 from gpuplane.serving.traffic.azure import load_azure_trace
 from gpuplane.twin.scenario import spec as tw
-from gpuplane.twin.scenario.schema import resolve_relative
 from gpuplane.twin.scenario.serving import Service, ServingSection
 from gpuplane.twin.scenario.serving_spec import (
     ServiceSpec,

@@ -17,16 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from gpuplane.core.errors import InputError, Location
-from gpuplane.core.textio import is_file, read_user_text
+from gpuplane.core.textio import is_file
 from gpuplane.k8s.field_errors import LineOf, fail, relocate
 from gpuplane.k8s.manifests.parse import ParsedManifest, load_manifest, render_warnings
+from gpuplane.k8s.scenario.files import read_text, resolve_relative
 from gpuplane.k8s.scenario.priority import check_priority_class
 from gpuplane.k8s.scenario.problems import Problems
 from gpuplane.k8s.scenario.traces import load_trace
 from gpuplane.k8s.yaml_documents import read_documents
 from gpuplane.twin.cluster.cluster import POD_GROUP_LABEL
 from gpuplane.twin.scenario import spec as tw
-from gpuplane.twin.scenario.schema import Scenario, WorkloadEntry, resolve_relative
+from gpuplane.twin.scenario.schema import Scenario, WorkloadEntry
 
 RUN_TIME_EXPECTED = "duration: {fixed: 2h}, {exponential: {mean: 30m}} or {until_end: true}"
 _SERVERS = ("Deployment", "ReplicaSet")
@@ -39,19 +40,6 @@ class _Document:
     line_of: LineOf
     prefix: str
     line: int | None
-
-
-def read_text(path: Path, what: str, source: str, line_of: LineOf, field: str) -> str:
-    """A file named at ``field`` of ``source``; a missing file is reported at that field."""
-    try:
-        return read_user_text(path)
-    except FileNotFoundError:
-        problem = f"{path} not found"
-    except IsADirectoryError:
-        problem = f"{path} is a directory"
-    except (OSError, UnicodeDecodeError) as err:
-        problem = f"cannot read {path} ({err})"
-    raise InputError(problem, expected=what, location=Location(source, line_of(field), field))
 
 
 def _documents(entry: WorkloadEntry, i: int, scenario: Path, line_of: LineOf) -> list[_Document]:

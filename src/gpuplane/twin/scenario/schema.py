@@ -381,17 +381,3 @@ def load_scenario(path: Path) -> Scenario:
     """The scenario's shape only; ``gpuplane.k8s.scenario.loader`` reads it completely."""
     text = read_named_file(path, "scenario YAML file")
     return validate_yaml(Scenario, text, str(path))
-
-
-def resolve_relative(ref: str, scenario_path: Path) -> Path:
-    """A file named in the scenario: absolute, or relative to the scenario's directory."""
-    path = Path(ref)
-    return path if path.is_absolute() else scenario_path.parent / path
-
-
-def pool_topology_ref(pool: NodePool, scenario_path: Path) -> str:
-    """What to pass to ``resolve_topology``: the preset, or the file relative to the scenario."""
-    if pool.preset is not None:
-        return pool.preset
-    assert pool.topology_file is not None
-    return str(resolve_relative(pool.topology_file, scenario_path))
