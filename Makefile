@@ -65,7 +65,7 @@ bench-autoscale: $(STAMP)
 
 # Two emulator engines, the router, the KEDA scaler and Prometheus (when installed) on loopback.
 demo-live: $(STAMP)
-	$(BIN)/python -m gpuplane.k8s.demo_live --duration 60
+	$(BIN)/python -m gpuplane.live.demo_live --duration 60
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -48,12 +48,12 @@ from typing import Any
 import numpy as np
 
 from gpuplane.autoscaler.slo.capacity import SloTargets
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
+from gpuplane.serving.cold_start import ColdStart
 from gpuplane.serving.traffic.azure import load_azure_trace
 from gpuplane.serving.traffic.trace import Trace
 from gpuplane.twin.autoscale_bench import Bench, run_figures, run_instrumented
 from gpuplane.twin.build import simulation_from_spec
-from gpuplane.twin.scenario.serving_spec import ColdStart
 from gpuplane.twin.scenario.spec import ScenarioSpec
 from gpuplane.twin.serving.runtime import ServingRuntime
 

@@ -44,8 +44,8 @@ import aiohttp
 import numpy as np
 
 from gpuplane.core.clock import FixedClock
-from gpuplane.k8s.emulator.service import ARRIVAL_HEADER, ORIGIN_HEADER
-from gpuplane.k8s.openai.text import segments_of, text_tokens
+from gpuplane.live.emulator.service import ARRIVAL_HEADER, ORIGIN_HEADER
+from gpuplane.live.openai.text import segments_of, text_tokens
 from gpuplane.serving.engine.live import RequestRecord
 from gpuplane.serving.engine.wall_clock import ClockDriver
 from gpuplane.serving.engine_build import engine_for_gpu

@@ -59,10 +59,10 @@ from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_memo import FitMemo
 from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
-from gpuplane.k8s.extender.handlers import handle
-from gpuplane.k8s.extender.service import settle_heap
-from gpuplane.k8s.extender.state import ExtenderState, node_versions
-from gpuplane.k8s.extender.wire import (
+from gpuplane.live.extender.handlers import handle
+from gpuplane.live.extender.service import settle_heap
+from gpuplane.live.extender.state import ExtenderState, node_versions
+from gpuplane.live.extender.wire import (
     extender_args,
     filter_result,
     priority_json,

@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.integration.fake_prometheus import FakePrometheus
 from tests.integration.test_keda_scaler import Clock, Keda, load, metadata, ref
 
-from gpuplane.k8s.scaler.engine import ScalerEngine
-from gpuplane.k8s.scaler.server import ServerOptions, start
+from gpuplane.live.scaler.engine import ScalerEngine
+from gpuplane.live.scaler.server import ServerOptions, start
 
 
 def _pct(samples: list[float], q: float) -> float:

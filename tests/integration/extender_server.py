@@ -14,10 +14,10 @@ from typing import Any
 
 from aiohttp import web
 
-from gpuplane.k8s.extender.binder import Binder
-from gpuplane.k8s.extender.live_feed import Feed
-from gpuplane.k8s.extender.service import Loader, ServeConfig, make_app
-from gpuplane.k8s.extender.state import ExtenderState
+from gpuplane.live.extender.binder import Binder
+from gpuplane.live.extender.live_feed import Feed
+from gpuplane.live.extender.service import Loader, ServeConfig, make_app
+from gpuplane.live.extender.state import ExtenderState
 
 
 @contextmanager

@@ -10,12 +10,12 @@ from typing import Any
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
-from gpuplane.k8s.aiohttp_serve import serving
-from gpuplane.k8s.emulator.dcgm import DcgmSettings, make_dcgm_app
-from gpuplane.k8s.emulator.kv_config import KvTransferConfig
-from gpuplane.k8s.emulator.service import make_app
-from gpuplane.k8s.emulator.settings import EmulatorSettings, build, deployment
-from gpuplane.k8s.router.service import make_router_app
+from gpuplane.live.emulator.dcgm import DcgmSettings, make_dcgm_app
+from gpuplane.live.emulator.kv_config import KvTransferConfig
+from gpuplane.live.emulator.service import make_app
+from gpuplane.live.emulator.settings import EmulatorSettings, build, deployment
+from gpuplane.live.http.aiohttp_serve import serving
+from gpuplane.live.router.service import make_router_app
 from gpuplane.serving.inference_server import InferenceServerSpec
 
 MODEL = "llama-8b"

@@ -10,9 +10,9 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from gpuplane.k8s.emulator.dcgm import FAMILIES, DcgmSettings
-from gpuplane.k8s.emulator.dcgm_model import MIB, fb_used_bytes
-from gpuplane.k8s.emulator.settings import build, deployment
+from gpuplane.live.emulator.dcgm import FAMILIES, DcgmSettings
+from gpuplane.live.emulator.dcgm_model import MIB, fb_used_bytes
+from gpuplane.live.emulator.settings import build, deployment
 from gpuplane.topology.catalog import BoardSpec, get_gpu_model
 from tests.integration.llm_servers import MODEL, emulator_with_dcgm, settings, stream
 

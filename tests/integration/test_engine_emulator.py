@@ -10,8 +10,8 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from gpuplane.k8s.openai.calls import chat_prompt
-from gpuplane.k8s.openai.text import count_tokens
+from gpuplane.live.openai.calls import chat_prompt
+from gpuplane.live.openai.text import count_tokens
 from tests.integration.llm_servers import MODEL, Json, chunks, emulator, post, settings, stream
 
 pytestmark = pytest.mark.integration

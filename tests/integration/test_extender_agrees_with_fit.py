@@ -15,8 +15,8 @@ from gpuplane.fit.workload import FitSettings
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.cluster.reading import snapshot_from_files
-from gpuplane.k8s.extender.state import ExtenderState
-from gpuplane.k8s.fit_workload import read_workload
+from gpuplane.k8s.fit.workload import read_workload
+from gpuplane.live.extender.state import ExtenderState
 from gpuplane.scheduler.framework.config import ProfileConfig
 from gpuplane.scheduler.framework.scheduler import Scheduler
 from gpuplane.scheduler.plugins.registry import in_tree_registry

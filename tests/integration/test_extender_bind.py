@@ -16,7 +16,7 @@ from gpuplane.cli.main import run
 from gpuplane.k8s.cluster.kube_lister import KubernetesApiLister
 from gpuplane.k8s.cluster.kube_writer import KubernetesApiWriter
 from gpuplane.k8s.cluster.reading import snapshot_from_files
-from gpuplane.k8s.extender.binder import WriterBinder
+from gpuplane.live.extender.binder import WriterBinder
 from tests.integration.extender_server import get, post, serving
 from tests.integration.fake_apiserver import Served, Written, kubeconfig_text, running
 from tests.integration.test_extender_http import EXAMPLES, H100_A, NUMA_REASON, _state, numa_pod

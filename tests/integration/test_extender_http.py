@@ -20,8 +20,8 @@ from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.cluster.reading import snapshot_from_files
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
-from gpuplane.k8s.extender.service import ServeConfig
-from gpuplane.k8s.extender.state import ExtenderState, node_versions
+from gpuplane.live.extender.service import ServeConfig
+from gpuplane.live.extender.state import ExtenderState, node_versions
 from tests.integration.extender_server import get, post, serving
 
 pytestmark = pytest.mark.integration

@@ -19,8 +19,8 @@ import yaml
 
 from gpuplane.fit.extender.settings import ExtenderSettings
 from gpuplane.k8s.cluster.fit_pools import node_defaults
-from gpuplane.k8s.extender.live_feed import LiveFeed, connect
-from gpuplane.k8s.extender.state import ExtenderState
+from gpuplane.live.extender.live_feed import LiveFeed, connect
+from gpuplane.live.extender.state import ExtenderState
 from tests.integration.extender_server import get, post, serving
 from tests.integration.fake_apiserver import Obj, Served, Watched, kubeconfig_text, running_watched
 from tests.integration.test_extender_http import NUMA_REASON, numa_pod

@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from gpuplane.autoscaler.promql import parse_query
 from gpuplane.autoscaler.promql.ast import VectorSelector
-from gpuplane.k8s.emulator.dcgm import DcgmSettings
+from gpuplane.live.emulator.dcgm import DcgmSettings
 from tests.integration.llm_servers import MODEL, emulator_with_dcgm, settings, stream
 
 pytestmark = pytest.mark.integration

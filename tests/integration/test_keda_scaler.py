@@ -23,17 +23,17 @@ from grpc_health.v1 import health_pb2
 
 from gpuplane.autoscaler.hpa.metrics import MetricsSnapshot
 from gpuplane.autoscaler.hpa.replica_calculator import Tolerances, external_per_pod_replicas
-from gpuplane.k8s.keda_grpc.externalscaler_pb2 import (
+from gpuplane.live.scaler.engine import ScalerEngine
+from gpuplane.live.scaler.grpc_service import StreamSettings
+from gpuplane.live.scaler.keda_grpc.externalscaler_pb2 import (
     GetMetricSpecResponse,
     GetMetricsRequest,
     GetMetricsResponse,
     IsActiveResponse,
     ScaledObjectRef,
 )
-from gpuplane.k8s.scaler.engine import ScalerEngine
-from gpuplane.k8s.scaler.grpc_service import StreamSettings
-from gpuplane.k8s.scaler.queries import QUANTILES, Queries, default_queries
-from gpuplane.k8s.scaler.server import RunningScaler, ServerOptions, start
+from gpuplane.live.scaler.queries import QUANTILES, Queries, default_queries
+from gpuplane.live.scaler.server import RunningScaler, ServerOptions, start
 from tests.integration.fake_prometheus import FakePrometheus
 
 pytestmark = pytest.mark.integration

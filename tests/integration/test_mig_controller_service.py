@@ -10,8 +10,8 @@ import pytest
 
 from gpuplane.k8s.cluster.fit_pools import NodeDefaults
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
-from gpuplane.k8s.migctl.round import ConfigMapTarget, RoundInputs
-from gpuplane.k8s.migctl.service import Controller, serve
+from gpuplane.live.migctl.round import ConfigMapTarget, RoundInputs
+from gpuplane.live.migctl.service import Controller, serve
 from gpuplane.slicing.mig.controller_types import ControlSettings
 
 pytestmark = pytest.mark.integration

@@ -14,12 +14,12 @@ import time
 import aiohttp
 import pytest
 
-from gpuplane.k8s.aiohttp_serve import serving
-from gpuplane.k8s.emulator.kv_config import FailurePolicy, KvTransferConfig
-from gpuplane.k8s.emulator.kv_params import PREFILL_PARAMS
-from gpuplane.k8s.emulator.service import RUNTIME, make_app
-from gpuplane.k8s.emulator.settings import build
-from gpuplane.k8s.openai.text import segments_of, text_tokens
+from gpuplane.live.emulator.kv_config import FailurePolicy, KvTransferConfig
+from gpuplane.live.emulator.kv_params import PREFILL_PARAMS
+from gpuplane.live.emulator.service import RUNTIME, make_app
+from gpuplane.live.emulator.settings import build
+from gpuplane.live.http.aiohttp_serve import serving
+from gpuplane.live.openai.text import segments_of, text_tokens
 from gpuplane.serving.models.catalog import resolve_model
 from gpuplane.serving.request import Request, RequestId
 from gpuplane.serving.routing.registry import make_router

@@ -27,10 +27,10 @@ import pytest
 
 from gpuplane.autoscaler.promql import Scalar, evaluate
 from gpuplane.autoscaler.promql.series_file import load_series_text
-from gpuplane.k8s.emulator.dcgm import DcgmSettings
-from gpuplane.k8s.emulator.dcgm_model import MIB, fb_used_bytes
-from gpuplane.k8s.emulator.settings import build, deployment
-from gpuplane.k8s.prometheus_live import (
+from gpuplane.live.emulator.dcgm import DcgmSettings
+from gpuplane.live.emulator.dcgm_model import MIB, fb_used_bytes
+from gpuplane.live.emulator.settings import build, deployment
+from gpuplane.live.prometheus_live import (
     PrometheusClient,
     RunningPrometheus,
     prometheus_binary,

@@ -16,9 +16,9 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from gpuplane.k8s.aiohttp_serve import serving
-from gpuplane.k8s.router.discovery import ServiceDiscovery, parse_service_ref
-from gpuplane.k8s.router.service import make_router_app
+from gpuplane.live.http.aiohttp_serve import serving
+from gpuplane.live.router.discovery import ServiceDiscovery, parse_service_ref
+from gpuplane.live.router.service import make_router_app
 from tests.integration.fake_apiserver import Obj, Served, Watched, running_watched
 from tests.integration.fake_apiserver import kubeconfig_text as config_text
 from tests.integration.llm_servers import MODEL, emulator, post, scrape, total

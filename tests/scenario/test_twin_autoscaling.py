@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gpuplane.autoscaler.keda import prometheus_scaler
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.twin.build import simulation_from_spec
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples/autoscaling/scenario.yaml"

@@ -11,7 +11,7 @@ import pytest
 
 from gpuplane.api.pod_phase import PodPhase
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.twin.build import simulation_from_spec
 from gpuplane.twin.dra.state import DraState
 

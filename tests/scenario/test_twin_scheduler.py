@@ -15,7 +15,7 @@ from gpuplane.fit.workload_objects import (
     PodTemplate,
     RestartPolicy,
 )
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.scheduler.framework.config import gpuplane_profile
 from gpuplane.twin.build import build_simulation, simulation_from_spec
 from gpuplane.twin.scenario.settings import TwinSettings

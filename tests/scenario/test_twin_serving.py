@@ -8,7 +8,7 @@ import pytest
 
 from gpuplane.autoscaler.promql.evaluator import evaluate
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.twin.build import simulation_from_spec
 from gpuplane.twin.serving.runtime import ServingRuntime
 from gpuplane.twin.simulation import RunResult, Simulation

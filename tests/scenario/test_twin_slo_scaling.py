@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gpuplane.autoscaler.slo.analytic import AnalyticCapacity
 from gpuplane.autoscaler.slo.capacity import (
     CapacityModel,
     Corrections,
@@ -19,8 +20,10 @@ from gpuplane.autoscaler.slo.capacity import (
     SloTargets,
     meets,
 )
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.serving.batch import BatchShape, PrefillChunk
+from gpuplane.serving.cold_start import ColdStart
+from gpuplane.serving.engine_capacity import capacity_from_engine
 from gpuplane.serving.memory.budget import plan_memory
 from gpuplane.serving.memory.settings import VllmMemorySettings
 from gpuplane.serving.models.catalog import resolve_model
@@ -33,8 +36,6 @@ from gpuplane.topology.presets import load_preset
 from gpuplane.twin.autoscaling.slo import PROMPT_QUANTILES, SloScaling, prompt_quantiles
 from gpuplane.twin.build import simulation_from_spec
 from gpuplane.twin.controllers.deployment import DeploymentController
-from gpuplane.twin.scenario.serving_spec import ColdStart
-from gpuplane.twin.serving.capacity import capacity_from_engine
 from gpuplane.twin.serving.runtime import ServingRuntime
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples/autoscaling/scenario-slo.yaml"
@@ -47,7 +48,7 @@ def test_capacity_fit_follows_the_step_time_model() -> None:
     plan = plan_memory(shape, gpu, 4, settings)
     link = Interconnect.from_topology(load_preset("hgx-h200"), [0, 1, 2, 3])
     model = RooflineStepTime(shape, gpu, 4, interconnect=link)
-    capacity = capacity_from_engine(model, plan)
+    capacity = AnalyticCapacity.from_figures(capacity_from_engine(model, plan))
     assert capacity.max_num_batched_tokens == plan.max_num_batched_tokens
     assert capacity.kv_capacity_tokens == plan.num_gpu_blocks * plan.block_size
     assert capacity.max_num_seqs == 256

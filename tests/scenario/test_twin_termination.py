@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gpuplane.fit.workload_objects import DeploymentSpec
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.serving.routing.outcome import Status
 from gpuplane.twin.build import simulation_from_spec
 from gpuplane.twin.scenario.spec import ScenarioSpec, Workload

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplane.fit.workload_objects import DeploymentSpec
-from gpuplane.k8s.cluster_policy import parse_cluster_policy_yaml
+from gpuplane.k8s.scenario.cluster_policy import parse_cluster_policy_yaml
 from gpuplane.operator.settings import OperatorSettings
 from gpuplane.twin.build import build_simulation
 from gpuplane.twin.operator.node_agent import OperatorNodeAgent

@@ -7,7 +7,8 @@ Checked against kubernetes/apimachinery ``pkg/api/resource/quantity.go`` and ``s
   ``+`` or ``-`` are accepted and mean 0), then a suffix: ``Ki Mi Gi Ti Pi Ei`` (binary),
   ``n u m k M G T P E`` or none (decimal), or ``e``/``E`` followed by a signed int64 exponent
   (which Go truncates to int32). Whitespace anywhere is an error for ParseQuantity
-  (``Quantity.UnmarshalJSON``, which trims it first, is the manifest reader's: ``k8s.quantity``).
+  (``Quantity.UnmarshalJSON``, which trims it first, is the manifest reader's:
+  ``k8s.manifests.quantity``).
 - a non-zero value finer than 1n is rounded away from zero to the next nano (``0.9n`` -> 1n);
   a binary-suffixed value above 2^63-1 is silently capped there (``8Ei`` -> 2^63-1).
 - ``MilliValue`` and ``Value`` round up (``0.0001`` cpu is 1 millicore); the API server calls an

@@ -20,9 +20,9 @@ from gpuplane.cli.output_option import OutputOpt, emit
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.textio import read_stdin, read_user_text
-from gpuplane.k8s.hpa_manifest import load_hpa
-from gpuplane.k8s.hpa_manifest_check import check_hpa, load_values
-from gpuplane.k8s.scaled_object import load_scaled_objects
+from gpuplane.k8s.manifests.hpa import load_hpa
+from gpuplane.k8s.manifests.hpa_check import check_hpa, load_values
+from gpuplane.k8s.manifests.scaled_object import load_scaled_objects
 
 autoscale_app = typer.Typer(
     help="Autoscaling: the HPA's and KEDA's decisions as check commands, PromQL on samples.",

@@ -22,10 +22,10 @@ from gpuplane.cli.simulate import (
 )
 from gpuplane.cli.validate import check_scenario, print_warnings, report_valid
 from gpuplane.core.errors import InputError, Location
-from gpuplane.k8s.node_manifest import node_manifest
-from gpuplane.k8s.nrt_manifest import nrt_manifest_yaml
+from gpuplane.k8s.manifests.node import node_manifest
+from gpuplane.k8s.manifests.nrt import nrt_manifest_yaml
 from gpuplane.k8s.output import dump_yaml
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.report.demo import build_demo, write_demo
 from gpuplane.report.html.pool_view import pools_from_spec
 from gpuplane.report.run_view import run_summary_view

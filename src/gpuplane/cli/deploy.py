@@ -10,8 +10,8 @@ import typer
 
 from gpuplane.cli.output_option import OutputOpt, emit
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.deploy.render import all_objects, render
-from gpuplane.k8s.deploy.serving import VLLM_IMAGE, ServingBundle
+from gpuplane.live.deploy.render import all_objects, render
+from gpuplane.live.deploy.serving import VLLM_IMAGE, ServingBundle
 from gpuplane.serving.routing.registry import ROUTER_NAMES, make_router
 
 deploy_app = typer.Typer(help="Manifests for gpuplane's live services.", no_args_is_help=True)

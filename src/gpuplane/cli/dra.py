@@ -14,10 +14,10 @@ from gpuplane.api.validation import qualified_name_errors
 from gpuplane.cli.console import err, out, print_json
 from gpuplane.cli.output_option import OutputOpt, emit
 from gpuplane.core.errors import InputError, Location
-from gpuplane.k8s.dra_allocation import check_allocation
-from gpuplane.k8s.dra_claim_output import allocated_claim_objects
-from gpuplane.k8s.dra_documents import LocatedDraObject, collect_dra_objects, read_dra_file
-from gpuplane.k8s.labels import label_value_error
+from gpuplane.k8s.dra.allocation import check_allocation
+from gpuplane.k8s.dra.claim_output import allocated_claim_objects
+from gpuplane.k8s.dra.documents import LocatedDraObject, collect_dra_objects, read_dra_file
+from gpuplane.k8s.manifests.labels import label_value_error
 from gpuplane.slicing.dra.names import check_subdomain
 from gpuplane.slicing.dra.node_selector import DraNode
 

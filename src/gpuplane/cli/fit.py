@@ -25,9 +25,9 @@ from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.cluster.reading import snapshot_from_kubeconfig
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
 from gpuplane.k8s.cluster.snapshot_file import read_snapshot
-from gpuplane.k8s.fit_output import annotated_list
-from gpuplane.k8s.fit_run import Profile, profiles_for, run_fit
-from gpuplane.k8s.fit_workload import read_workload
+from gpuplane.k8s.fit.output import annotated_list
+from gpuplane.k8s.fit.run import Profile, profiles_for, run_fit
+from gpuplane.k8s.fit.workload import read_workload
 from gpuplane.report.html.fit_page import fit_page
 from gpuplane.topology.collective import MAX_MESSAGE_MIB
 

@@ -15,7 +15,7 @@ from gpuplane.cli.numbers import finite
 from gpuplane.cli.output_option import OutputOpt, emit
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.textio import read_user_text
-from gpuplane.k8s.migctl.parted_objects import (
+from gpuplane.live.migctl.parted_objects import (
     CUSTOM_CONFIG_MAP,
     DEFAULT_CONFIG_MAP,
     OPERATOR_NAMESPACE,

@@ -12,7 +12,7 @@ import typer
 from gpuplane.cli.console import out
 from gpuplane.cli.html_out import write_text_file
 from gpuplane.core.textio import read_user_text
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.report.chrome_trace import chrome_trace
 from gpuplane.report.html.pool_view import PoolInfo, pools_from_config, pools_from_spec
 from gpuplane.report.html.run_data import RunData, read_run

@@ -14,7 +14,7 @@ from gpuplane.cli.report import REPORT_FILE, write_html_report, write_trace
 from gpuplane.cli.validate import check_scenario, print_warnings, report_valid
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location
-from gpuplane.k8s.scenario_loader import LoadedScenario, load_scenario_spec
+from gpuplane.k8s.scenario.loader import LoadedScenario, load_scenario_spec
 from gpuplane.report.html.pool_view import pools_from_spec
 from gpuplane.report.html.run_data import read_run
 from gpuplane.report.run_files import WARNINGS_FILE, write_run

@@ -12,8 +12,8 @@ from gpuplane.cli.console import out, print_json
 from gpuplane.cli.numbers import finite
 from gpuplane.cli.output_option import OutputOpt, emit
 from gpuplane.core.errors import InputError, Location
-from gpuplane.k8s.node_manifest import node_labels_patch
-from gpuplane.k8s.nrt_manifest import nrt_manifest, nrt_manifest_yaml
+from gpuplane.k8s.manifests.node import node_labels_patch
+from gpuplane.k8s.manifests.nrt import nrt_manifest, nrt_manifest_yaml
 from gpuplane.kubelet.gpu_sets import pick_gpus
 from gpuplane.kubelet.gpuallocator import best_effort
 from gpuplane.report.topology_view import render_topology

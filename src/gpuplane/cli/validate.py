@@ -1,8 +1,8 @@
 """``gpuplane validate SCENARIO`` (and ``--dry-run`` of ``simulate``/``demo``): every check a run
 makes, no simulation.
 
-The scenario is read with every mistake collected (``k8s.problems``): its shape, node pools and
-their hardware, the ClusterPolicy and its updates, workloads and their manifests and traces, DRA
+The scenario is read with every mistake collected (``k8s.scenario.problems``): its shape, node pools
+and their hardware, the ClusterPolicy and its updates, workloads and their manifests and traces, DRA
 objects, MIG changes, the serving section, ScaledObjects and faults. Then the twin is built from
 it (which checks what needs the whole cluster: scheduler profiles, autoscaling targets) but not
 started. Warnings are printed and do not fail; any error exits with code 2, all of them listed.
@@ -18,7 +18,7 @@ from rich.markup import escape
 
 from gpuplane.cli.console import err, out
 from gpuplane.core.errors import InputError, InputErrors
-from gpuplane.k8s.scenario_loader import LoadedScenario, load_scenario_spec
+from gpuplane.k8s.scenario.loader import LoadedScenario, load_scenario_spec
 from gpuplane.twin.build import simulation_from_spec
 
 

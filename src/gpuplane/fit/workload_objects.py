@@ -1,6 +1,6 @@
 """The workload objects users write as Kubernetes manifests, as plain frozen values: Pods, Jobs,
 Deployments, ReplicaSets and scheduler-plugins' PodGroups, each with the pod template its
-controller stamps out. ``gpuplane.k8s.manifests`` fills them in; the twin runs them
+controller stamps out. ``gpuplane.k8s.manifests.parse`` fills them in; the twin runs them
 (``twin.scenario.spec.Workload`` adds arrivals and run times) and ``gpuplane fit`` expands them
 into pods (``fit.expand``).
 

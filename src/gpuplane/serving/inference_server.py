@@ -1,7 +1,7 @@
 """An inference server as the twin runs it: what a vLLM or SGLang container was started with.
 
-``gpuplane.k8s.inference_args`` recognises the server from a container's image, command and
-args (``vllm serve MODEL``, ``python -m vllm.entrypoints.openai.api_server --model ...``,
+``gpuplane.k8s.manifests.inference_args`` recognises the server from a container's image, command
+and args (``vllm serve MODEL``, ``python -m vllm.entrypoints.openai.api_server --model ...``,
 ``python -m sglang.launch_server --model-path ...``) and fills this value; the twin then runs an
 engine for every pod of the Deployment.
 """

@@ -1,7 +1,7 @@
 """NodeResourceTopology content: one zone per NUMA node with its costs and resources.
 
 This is what the NFD topology-updater publishes and the scheduler's NodeResourceTopologyMatch
-plugin reads; ``gpuplane.k8s.nrt_manifest`` renders it as the ``topology.node.k8s.io/v1alpha2``
+plugin reads; ``gpuplane.k8s.manifests.nrt`` renders it as the ``topology.node.k8s.io/v1alpha2``
 kind. Behaviour follows kubernetes-sigs/node-feature-discovery as read through the code index:
 ``pkg/resourcemonitor/noderesourcesaggregator.go`` @ 7c054c53, ``pkg/nfd-topology-updater/
 nfd-topology-updater.go`` and the zone list of jaypipes/ghw ``pkg/topology/topology_linux.go``

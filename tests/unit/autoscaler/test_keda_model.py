@@ -15,7 +15,7 @@ from gpuplane.autoscaler.keda.model import ScaledObjectIn
 from gpuplane.autoscaler.keda.scalers import build_scaler, quantity_milli, target_milli
 from gpuplane.autoscaler.keda.validation import scaled_object_from_dict
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.scaled_object import scaled_objects_from_text
+from gpuplane.k8s.manifests.scaled_object import scaled_objects_from_text
 
 YAML = """\
 apiVersion: keda.sh/v1alpha1

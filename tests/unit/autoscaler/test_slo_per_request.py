@@ -20,9 +20,9 @@ from gpuplane.autoscaler.slo.need import smallest_meeting
 from gpuplane.autoscaler.slo.per_request import poisson_cdf, tpot_share, ttft_share
 from gpuplane.autoscaler.slo.settings import SloScalerSettings, settings_from_dict
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.scaler.metadata import MetadataError, parse_metadata
+from gpuplane.live.scaler.metadata import MetadataError, parse_metadata
 from tests.unit.autoscaler.test_slo_fixtures import CAPACITY, decide_one, flat, make_pool
-from tests.unit.k8s.scaler.test_scaler_reading import BASE
+from tests.unit.live.scaler.test_scaler_reading import BASE
 
 MIX = LoadMix(1000.0, 200.0, ((0.0, 200.0), (0.5, 900.0), (0.9, 2000.0), (1.0, 4000.0)))
 PER_REQUEST = SloScalerSettings(objective="per_request")

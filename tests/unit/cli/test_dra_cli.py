@@ -23,7 +23,7 @@ from gpuplane.cli import main as cli_main
 from gpuplane.cli.console import err
 from gpuplane.cli.dra import ALLOCATION_ERROR_EXIT, allocate_command, dra_app, parse_node_labels
 from gpuplane.core.errors import GpuplaneError, InputError
-from gpuplane.k8s.dra_documents import load_dra_objects
+from gpuplane.k8s.dra.documents import load_dra_objects
 from gpuplane.slicing.dra import node_resource_slices
 from gpuplane.slicing.dra.devices import ResourceSlice, attribute_to_api
 from gpuplane.topology.presets import load_preset

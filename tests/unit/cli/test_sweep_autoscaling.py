@@ -9,7 +9,7 @@ import pytest
 
 from gpuplane.cli.main import run
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.sweep import InProcess, LocalPool, load_sweep, run_sweep
 from gpuplane.sweep.bases.autoscale_configs import keda_object, oracle_targets, parse_config
 from gpuplane.sweep.bases.registry import bases

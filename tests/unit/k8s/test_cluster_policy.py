@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from gpuplane.api.strategies import MigStrategy
 from gpuplane.core.errors import InputError
 from gpuplane.core.yamlio import LineIndex, parse_yaml
-from gpuplane.k8s.cluster_policy import parse_cluster_policy, parse_cluster_policy_yaml
+from gpuplane.k8s.scenario.cluster_policy import parse_cluster_policy, parse_cluster_policy_yaml
 
 FULL = """\
 apiVersion: nvidia.com/v1

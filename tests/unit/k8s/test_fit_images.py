@@ -15,7 +15,7 @@ from gpuplane.fit.model import FitCluster
 from gpuplane.k8s.cluster.fit_cluster import fit_node
 from gpuplane.k8s.cluster.fit_pools import NodeDefaults
 from gpuplane.k8s.cluster.raw_pod import fit_pod
-from gpuplane.k8s.fit_workload import read_workload
+from gpuplane.k8s.fit.workload import read_workload
 
 MIB = 1024 * 1024
 

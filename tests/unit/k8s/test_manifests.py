@@ -13,7 +13,7 @@ from gpuplane.api.taints import Toleration
 from gpuplane.core.errors import InputError
 from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.fit import workload_objects as wo
-from gpuplane.k8s.manifests import ParsedManifest, load_manifest, parse_manifest
+from gpuplane.k8s.manifests.parse import ParsedManifest, load_manifest, parse_manifest
 from gpuplane.twin.cluster.qos import qos_class
 
 GiB = 1024**3

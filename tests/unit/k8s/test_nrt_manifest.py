@@ -5,7 +5,7 @@ import yaml
 
 from gpuplane.core.ids import NumaId
 from gpuplane.core.units import GIB
-from gpuplane.k8s.nrt_manifest import (
+from gpuplane.k8s.manifests.nrt import (
     API_VERSION,
     KIND,
     decimal_si,

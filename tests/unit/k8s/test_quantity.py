@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.quantity import parse_manifest_quantity
+from gpuplane.k8s.manifests.quantity import parse_manifest_quantity
 from tests.unit.api.test_quantity import reference, value
 
 

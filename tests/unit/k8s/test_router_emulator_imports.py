@@ -1,6 +1,6 @@
 """The router and the engine emulator are separate services: neither imports the other (what
 both need, the OpenAI error response and the NixlConnector's kv_transfer_params constants, is in
-``k8s.openai``)."""
+``live.openai``)."""
 
 from __future__ import annotations
 
@@ -24,5 +24,5 @@ def imports(package: str) -> set[str]:
 
 
 def test_router_and_emulator_do_not_import_each_other() -> None:
-    assert not {m for m in imports("router") if m.startswith("gpuplane.k8s.emulator")}
-    assert not {m for m in imports("emulator") if m.startswith("gpuplane.k8s.router")}
+    assert not {m for m in imports("router") if m.startswith("gpuplane.live.emulator")}
+    assert not {m for m in imports("emulator") if m.startswith("gpuplane.live.router")}

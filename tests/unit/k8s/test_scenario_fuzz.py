@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.manifests import parse_manifest
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.manifests.parse import parse_manifest
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from tests.unit.k8s.test_manifests import PYTORCH_JOB, VLLM
 from tests.unit.k8s.test_scenario_loader import BATCH, CHAT, FINETUNE, FIXTURES, SCENARIO
 

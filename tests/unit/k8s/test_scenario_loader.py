@@ -12,7 +12,7 @@ from gpuplane.api.strategies import MigStrategy
 from gpuplane.api.taints import Taint
 from gpuplane.core.errors import InputError
 from gpuplane.fit import workload_objects as wo
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.twin.scenario import spec as tw
 
 REPO = Path(__file__).resolve().parents[3]

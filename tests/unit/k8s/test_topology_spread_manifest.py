@@ -11,7 +11,7 @@ from gpuplane.api.selectors import from_match_fields
 from gpuplane.api.topology_spread import TopologySpreadConstraint
 from gpuplane.core.errors import InputError
 from gpuplane.fit import workload_objects as wo
-from gpuplane.k8s.manifests import parse_manifest
+from gpuplane.k8s.manifests.parse import parse_manifest
 from tests.unit.k8s.test_manifests import parse_text
 
 

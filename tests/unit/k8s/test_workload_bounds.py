@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.manifests import parse_manifest
-from gpuplane.k8s.workload_manifests import MAX_PODS_PER_WORKLOAD
+from gpuplane.k8s.manifests.parse import parse_manifest
+from gpuplane.k8s.manifests.workloads import MAX_PODS_PER_WORKLOAD
 
 TEMPLATE = {"metadata": {"labels": {"app": "w"}}, "spec": {"containers": [{"name": "c"}]}}
 

@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.node_manifest import binary_si, node_manifest, quantity_string
-from gpuplane.k8s.nrt_manifest import nrt_manifest
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.manifests.node import binary_si, node_manifest, quantity_string
+from gpuplane.k8s.manifests.nrt import nrt_manifest
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.report.demo import DemoReport, PoolReport, build_demo
 
 SCENARIO = """

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpuplane.cli.report import write_html_report
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.report.html.pool_view import pools_from_spec
 from gpuplane.report.run_files import write_run
 from gpuplane.twin.build import simulation_from_spec

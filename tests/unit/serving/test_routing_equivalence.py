@@ -3,7 +3,7 @@ path and by the live router's picker gives the same routes.
 
 The twin runs a serving simulation and every call of its dispatcher is recorded with the engine
 states it was given. The live side replays the same requests, in the same order, through
-``k8s.router.picker.Picker``: for each decision it is given backends in the equivalent state
+``live.router.picker.Picker``: for each decision it is given backends in the equivalent state
 (what their ``/health``, ``/metrics`` and ``/v1/models`` would say: readiness, role, waiting and
 running requests, KV usage and blocks, ``max_model_len``, and the router's own count of
 requests in flight) and builds its views and routing state its own way (its prefix index,
@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
-from gpuplane.k8s.router.backends import Backend, EngineLoadScrape
-from gpuplane.k8s.router.picker import Picker
+from gpuplane.live.router.backends import Backend, EngineLoadScrape
+from gpuplane.live.router.picker import Picker
 from gpuplane.serving.engine.engine import Engine
 from gpuplane.serving.request import Request, RequestId
 from gpuplane.serving.routing import request_path

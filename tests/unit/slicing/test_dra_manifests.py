@@ -1,4 +1,4 @@
-"""resource.k8s.io/v1 manifests read by gpuplane.k8s.dra_manifests: defaulting, values, and
+"""resource.k8s.io/v1 manifests read by gpuplane.k8s.dra.manifests: defaulting, values, and
 errors located at file:line: field."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.dra_manifests import load_dra_manifests, pod_claims
+from gpuplane.k8s.dra.manifests import load_dra_manifests, pod_claims
 from gpuplane.slicing.dra import limits
 from gpuplane.slicing.dra.claims import ResourceClaim
 from gpuplane.slicing.dra.node_selector import DraNode

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
 from gpuplane.twin.build import simulation_from_spec
 from gpuplane.twin.cluster.events import Event
 from gpuplane.twin.cluster.objects import Node, Pod

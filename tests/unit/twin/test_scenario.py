@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from gpuplane.core.errors import InputError
-from gpuplane.twin.scenario.schema import load_scenario, pool_topology_ref
+from gpuplane.k8s.scenario.files import pool_topology_ref
+from gpuplane.twin.scenario.schema import load_scenario
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -2,7 +2,7 @@
 and the decode stalls a prefill causes.
 
 The twin fits this model's per-replica figures to the serving engine's step-time model
-(``twin.serving.capacity``); the tests and quick what-if runs build it by hand.
+(``serving.engine_capacity``); the tests and quick what-if runs build it by hand.
 
 - Prefill: a prompt of ``P`` tokens costs ``S(P) = overhead + P / prefill_tps + q·P²`` of a
   replica's time (prefill is compute-bound, so prompts run back to back; ``q`` is attention
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 from gpuplane.autoscaler.slo.capacity import LoadMix, PoolRole, Prediction
 from gpuplane.autoscaler.slo.per_request import request_share
@@ -47,6 +48,30 @@ __all__ = ["AnalyticCapacity", "erlang_c"]
 
 _TTFT_Q = 0.9
 _ITL_TAIL = 0.01  # ITL is a 99th percentile
+
+
+class CapacityFigures(Protocol):
+    """A replica's figures as a serving engine fit gives them
+    (``serving.engine_capacity.EngineCapacity``); read-only, named as the fields below."""
+
+    @property
+    def prefill_tokens_per_s(self) -> float: ...
+    @property
+    def decode_base_step_s(self) -> float: ...
+    @property
+    def decode_step_per_kv_token_s(self) -> float: ...
+    @property
+    def decode_step_per_seq_s(self) -> float: ...
+    @property
+    def max_num_seqs(self) -> int: ...
+    @property
+    def kv_capacity_tokens(self) -> float: ...
+    @property
+    def itl_tail_factor(self) -> float: ...
+    @property
+    def max_num_batched_tokens(self) -> int: ...
+    @property
+    def prefill_s_per_token_squared(self) -> float: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +108,21 @@ class AnalyticCapacity:
             raise ValueError("max_num_batched_tokens must be >= 1")
         if self.prefill_s_per_token_squared < 0 or self.decode_step_per_seq_s < 0:
             raise ValueError("prefill_s_per_token_squared and decode_step_per_seq_s must be >= 0")
+
+    @classmethod
+    def from_figures(cls, f: CapacityFigures) -> AnalyticCapacity:
+        """The model of a replica whose figures an engine fit read off its engine."""
+        return cls(
+            prefill_tokens_per_s=f.prefill_tokens_per_s,
+            decode_base_step_s=f.decode_base_step_s,
+            decode_step_per_kv_token_s=f.decode_step_per_kv_token_s,
+            decode_step_per_seq_s=f.decode_step_per_seq_s,
+            max_num_seqs=f.max_num_seqs,
+            kv_capacity_tokens=f.kv_capacity_tokens,
+            itl_tail_factor=f.itl_tail_factor,
+            max_num_batched_tokens=f.max_num_batched_tokens,
+            prefill_s_per_token_squared=f.prefill_s_per_token_squared,
+        )
 
     def prefill_s(self, tokens: float) -> float:
         """Replica time a prefill of ``tokens`` takes (one chunk or a whole prompt)."""

@@ -17,12 +17,12 @@ from aiohttp import web
 
 from gpuplane.cli.serving import parse_gpu_indices
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.aiohttp_serve import bound, serve_app
-from gpuplane.k8s.emulator.dcgm import DEFAULT_DRIVER_VERSION, DcgmSettings, make_dcgm_app
-from gpuplane.k8s.emulator.kv_config import parse_kv_transfer_config
-from gpuplane.k8s.emulator.nixl import DEFAULT_HOLD_S, HOLD_TIMEOUT_ENV
-from gpuplane.k8s.emulator.service import make_app
-from gpuplane.k8s.emulator.settings import EmulatorSettings, build, deployment
+from gpuplane.live.emulator.dcgm import DEFAULT_DRIVER_VERSION, DcgmSettings, make_dcgm_app
+from gpuplane.live.emulator.kv_config import parse_kv_transfer_config
+from gpuplane.live.emulator.nixl import DEFAULT_HOLD_S, HOLD_TIMEOUT_ENV
+from gpuplane.live.emulator.service import make_app
+from gpuplane.live.emulator.settings import EmulatorSettings, build, deployment
+from gpuplane.live.http.aiohttp_serve import bound, serve_app
 from gpuplane.serving.inference_server import InferenceServerSpec
 from gpuplane.serving.steptime.interconnect import pod_interconnect
 from gpuplane.serving.steptime.kv_transfer import KvLink

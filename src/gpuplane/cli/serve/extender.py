@@ -15,10 +15,10 @@ from gpuplane.core.errors import InputError
 from gpuplane.fit.extender.settings import ExtenderSettings
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
-from gpuplane.k8s.extender.json_log import setup_json_logging
-from gpuplane.k8s.extender.live_feed import connect
-from gpuplane.k8s.extender.service import DEADLINE_S, ServeConfig, make_app, settle_heap
-from gpuplane.k8s.extender.state import ExtenderState, node_versions
+from gpuplane.live.extender.json_log import setup_json_logging
+from gpuplane.live.extender.live_feed import connect
+from gpuplane.live.extender.service import DEADLINE_S, ServeConfig, make_app, settle_heap
+from gpuplane.live.extender.state import ExtenderState, node_versions
 
 
 def parse_listen(text: str) -> tuple[str, int]:

@@ -15,8 +15,8 @@ from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.cluster.snapshot_file import read_snapshot
-from gpuplane.k8s.migctl.round import ConfigMapTarget, RoundInputs, read_round
-from gpuplane.k8s.migctl.service import Controller, serve
+from gpuplane.live.migctl.round import ConfigMapTarget, RoundInputs, read_round
+from gpuplane.live.migctl.service import Controller, serve
 from gpuplane.slicing.mig.controller_types import ControlSettings
 
 IN_CLUSTER = "in-cluster"

@@ -13,9 +13,9 @@ import typer
 
 from gpuplane.cli.cluster_options import ContextOpt
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.aiohttp_serve import serve_app
-from gpuplane.k8s.router.discovery import ServiceDiscovery, parse_service_ref
-from gpuplane.k8s.router.service import make_router_app
+from gpuplane.live.http.aiohttp_serve import serve_app
+from gpuplane.live.router.discovery import ServiceDiscovery, parse_service_ref
+from gpuplane.live.router.service import make_router_app
 from gpuplane.serving.routing.pd import PDSettings
 from gpuplane.serving.routing.registry import ROUTER_NAMES, make_router
 

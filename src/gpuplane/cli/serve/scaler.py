@@ -13,8 +13,8 @@ import typer
 
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError
-from gpuplane.k8s.scaler.grpc_service import StreamSettings
-from gpuplane.k8s.scaler.server import ServerOptions, serve
+from gpuplane.live.scaler.grpc_service import StreamSettings
+from gpuplane.live.scaler.server import ServerOptions, serve
 
 
 def scaler_command(

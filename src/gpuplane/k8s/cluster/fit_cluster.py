@@ -29,7 +29,7 @@ from gpuplane.k8s.cluster.fit_pools import NodeDefaults, kubelet_of
 from gpuplane.k8s.cluster.pod_selectors import namespace_labels, selecting
 from gpuplane.k8s.cluster.raw_pod import _amounts, fail, fit_pod, timestamp
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
-from gpuplane.k8s.dra_manifests import parse_dra_object, pod_claims
+from gpuplane.k8s.dra.manifests import parse_dra_object, pod_claims
 from gpuplane.scheduler.framework.types import PodGroupInfo
 from gpuplane.slicing.dra import claims as c
 from gpuplane.slicing.dra import devices as d

@@ -35,14 +35,14 @@ from gpuplane.core.errors import InputError, Location
 from gpuplane.core.textio import exists, read_user_text
 from gpuplane.core.yamlio import LineIndex, parse_yaml
 from gpuplane.k8s.field_errors import relocate, validate_model
-from gpuplane.k8s.labels import LabelSelector
+from gpuplane.k8s.manifests.labels import LabelSelector
 from gpuplane.kubelet.admission import node_state
 from gpuplane.kubelet.config import KubeletConfig
+from gpuplane.kubelet.config_section import KubeletSection
 from gpuplane.kubelet.cpu_manager import allocate_cpus
 from gpuplane.topology.gfd_hardware import InferredHardware
 from gpuplane.topology.model import NodeTopology
 from gpuplane.topology.resolve import resolve_topology
-from gpuplane.twin.scenario.kubelet import KubeletSection
 
 KUBELET_KIND = "KubeletConfiguration"
 KUBELET_API = "kubelet.config.k8s.io/v1beta1"

@@ -12,7 +12,7 @@ from typing import Any
 
 from gpuplane.core.errors import InputError, Location
 from gpuplane.k8s.cluster.api_lister import RawObject
-from gpuplane.k8s.quantity import parse_manifest_quantity
+from gpuplane.k8s.manifests.quantity import parse_manifest_quantity
 
 
 def _container_request(container: Any, resource: str, field: str) -> int:

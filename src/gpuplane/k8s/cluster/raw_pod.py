@@ -25,11 +25,11 @@ from gpuplane.core.validation import validate_model
 from gpuplane.fit.model import GPU_IDS_ANNOTATION, FitPod
 from gpuplane.fit.selecting import Selecting, default_selector
 from gpuplane.fit.workload_objects import POD_GROUP_LABEL
-from gpuplane.k8s.api_types import TopologySpreadConstraint as ConstraintModel
 from gpuplane.k8s.cluster.api_lister import RawObject
-from gpuplane.k8s.quantity import parse_manifest_quantity
-from gpuplane.k8s.resources import canonical_amount
-from gpuplane.k8s.topology_spread import topology_spread_constraints
+from gpuplane.k8s.manifests.api_types import TopologySpreadConstraint as ConstraintModel
+from gpuplane.k8s.manifests.quantity import parse_manifest_quantity
+from gpuplane.k8s.manifests.resources import canonical_amount
+from gpuplane.k8s.manifests.topology_spread import topology_spread_constraints
 from gpuplane.scheduler.framework.types import (
     PREEMPT_LOWER_PRIORITY,
     ContainerInfo,

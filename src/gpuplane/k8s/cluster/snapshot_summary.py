@@ -19,7 +19,7 @@ from gpuplane.core.errors import InputError, Location
 from gpuplane.k8s.cluster.api_lister import RawObject
 from gpuplane.k8s.cluster.pod_requests import pod_request
 from gpuplane.k8s.cluster.snapshot import ClusterSnapshot, Skipped
-from gpuplane.k8s.quantity import parse_manifest_quantity
+from gpuplane.k8s.manifests.quantity import parse_manifest_quantity
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 COUNT_LABEL = "nvidia.com/gpu.count"

@@ -5,7 +5,7 @@ engine (role, readiness, ``max_model_len``, load and this request's cached-prefi
 routing state the caller keeps (offered as a frozen :class:`DispatchBook`) and the policy (the
 routers and the P/D settings) in; a frozen :class:`Route` out. The twin's
 :class:`~gpuplane.serving.routing.request_path.RequestPath` builds the views from its engines,
-the live router (``k8s.router.picker``) from its backends' scraped ``/metrics`` and its own
+the live router (``live.router.picker``) from its backends' scraped ``/metrics`` and its own
 prefix index; both then apply the route to their state with
 :class:`~gpuplane.serving.routing.dispatch_state.DispatchState`.
 

@@ -13,7 +13,7 @@ through a :class:`MigWriter`, in the order the deployed controller writes them:
    sees it and applies the config.
 
 The providers differ only in where the snapshot comes from and where the writes go: the live
-one lists the API server and writes to it (``gpuplane.k8s.migctl``), the twin's reads its
+one lists the API server and writes to it (``gpuplane.live.migctl``), the twin's reads its
 object store and hands the label to its MIG manager (``gpuplane.twin.mig``). Keeping the loop
 here, below both, is what lets a twin run predict what the deployed controller does.
 """

@@ -33,7 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpuplane.autoscaler.slo.capacity import SloTargets
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location
-from gpuplane.k8s.scenario_loader import load_scenario_spec
+from gpuplane.k8s.scenario.loader import load_scenario_spec
+from gpuplane.serving.cold_start import ColdStart
 from gpuplane.serving.traffic.azure import load_azure_trace
 from gpuplane.serving.traffic.trace import Trace
 from gpuplane.sweep.bases.autoscale_configs import (
@@ -49,7 +50,6 @@ from gpuplane.sweep.engine.point import Cell, Point, Value
 from gpuplane.sweep.engine.spec import ParameterSpec
 from gpuplane.twin.autoscale_bench import Bench, run_figures, run_instrumented
 from gpuplane.twin.build import simulation_from_spec
-from gpuplane.twin.scenario.serving_spec import ColdStart
 from gpuplane.twin.scenario.spec import ScenarioSpec
 
 KNOBS = ("trace", "cold_start", "config", "seed")

@@ -41,8 +41,8 @@ from gpuplane.fit.workload import FitSettings
 from gpuplane.k8s.cluster.fit_cluster import fit_cluster
 from gpuplane.k8s.cluster.fit_pools import node_defaults
 from gpuplane.k8s.cluster.snapshot_file import read_snapshot
-from gpuplane.k8s.fit_run import Profile, Profiles, profiles_for, run_fit
-from gpuplane.k8s.fit_workload import Workload, workload_from_text
+from gpuplane.k8s.fit.run import Profile, Profiles, profiles_for, run_fit
+from gpuplane.k8s.fit.workload import Workload, workload_from_text
 from gpuplane.k8s.yaml_documents import read_documents
 from gpuplane.sweep.bases.fit_figures import SUMMARY_FIGURES, fit_figures
 from gpuplane.sweep.engine.checks import no_knob, relocated, settings_at, with_knob

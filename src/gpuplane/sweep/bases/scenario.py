@@ -31,8 +31,8 @@ from gpuplane.autoscaler.keda.model import ScaledObjectIn
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location
 from gpuplane.core.yamlio import LineIndex
-from gpuplane.k8s.scaled_object import scaled_objects_from_text
-from gpuplane.k8s.scenario_loader import LoadedScenario, read_scenario_data, scenario_from_data
+from gpuplane.k8s.manifests.scaled_object import scaled_objects_from_text
+from gpuplane.k8s.scenario.loader import LoadedScenario, read_scenario_data, scenario_from_data
 from gpuplane.sweep.engine.checks import figure_at, no_knob, relocated, settings_at, with_knob
 from gpuplane.sweep.engine.paths import set_path, split_path
 from gpuplane.sweep.engine.point import Cell, Point, Value, format_cell

@@ -9,8 +9,8 @@ period with what a real deployment of it would read.
   PromQL over the cluster's series store for the engines' gauges
   (``vllm:num_requests_waiting``/``running``, ``vllm:kv_cache_usage_perc``, preemption rate,
   TTFT p90 and ITL p99 from the histograms).
-- Capacity: ``twin.serving.capacity`` fits the analytic capacity model's per-replica figures to the
-  calibrated step-time model and memory plan of the service's engines.
+- Capacity: ``serving.engine_capacity`` fits the analytic capacity model's per-replica figures to
+  the calibrated step-time model and memory plan of the service's engines.
 
 Each sync's inputs and decision are logged for autoscaling_timeseries.csv (``series``).
 """

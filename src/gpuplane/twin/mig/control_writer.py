@@ -1,5 +1,5 @@
 """The twin's :class:`~gpuplane.slicing.mig.controller_loop.MigWriter`: the live controller's
-writes (``gpuplane.k8s.migctl.apply``), done on the twin's objects.
+writes (``gpuplane.live.migctl.apply``), done on the twin's objects.
 
 - the configs go into the MIG manager's mig-parted file (live: the ConfigMap);
 - an eviction deletes the pod through the kubelet, as an Eviction would (the twin has no
@@ -19,7 +19,7 @@ from gpuplane.twin.cluster.cluster import Cluster
 from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.mig.manager import MigManager
 
-REASON = "GpuplaneMigRepartition"  # the live controller's (k8s.migctl.apply.REASON)
+REASON = "GpuplaneMigRepartition"  # the live controller's (live.migctl.apply.REASON)
 BLOCKED_REASON = "GpuplaneMigRepartitionBlocked"
 
 

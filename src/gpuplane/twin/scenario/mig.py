@@ -1,8 +1,9 @@
 """MIG in the scenario: a pool's MIG settings and the ``nvidia.com/mig.config`` label changes.
 
-Plain values the loaders fill in (``gpuplane.k8s.node_pools``, ``gpuplane.k8s.scenario_loader``);
-the devices a MIG layout advertises are the cluster's (``slicing.mig.node_devices``), applying a
-label change is the MIG manager's (``twin.mig.manager``).
+Plain values the loaders fill in (``gpuplane.k8s.scenario.node_pools``,
+``gpuplane.k8s.scenario.loader``); the devices a MIG layout advertises are the cluster's
+(``slicing.mig.node_devices``), applying a label change is the MIG manager's
+(``twin.mig.manager``).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ arrival and run-time models). Unknown keys are errors at every level.
 
 This module checks the scenario's shape. Values that are Kubernetes formats (manifests, quantities
 such as ``64Gi``, the ClusterPolicy) are kept as written here and read by
-``gpuplane.k8s.scenario_loader``, the only layer that understands Kubernetes formats.
+``gpuplane.k8s.scenario.loader``, the only layer that understands Kubernetes formats.
 """
 
 from __future__ import annotations
@@ -32,12 +32,13 @@ from pydantic import (
 from gpuplane.api.taints import TaintEffect
 from gpuplane.core.textio import read_named_file
 from gpuplane.core.yamlio import validate_yaml
+from gpuplane.kubelet.config_section import KubeletSection
 from gpuplane.operator.faults import FaultSpec
 from gpuplane.operator.settings import OperatorSettings
 from gpuplane.scheduler.framework.config import REGISTRY_CONTEXT, ProfileConfig, check_profiles
 from gpuplane.scheduler.plugins.registry import in_tree_registry
 from gpuplane.twin.scenario.fields import Seconds
-from gpuplane.twin.scenario.kubelet import KubeletSection, MigSection
+from gpuplane.twin.scenario.kubelet import MigSection
 from gpuplane.twin.scenario.serving import ServingSection
 
 _DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -392,20 +393,6 @@ class Scenario(_Model):
 
 
 def load_scenario(path: Path) -> Scenario:
-    """The scenario's shape only; ``gpuplane.k8s.scenario_loader`` reads it completely."""
+    """The scenario's shape only; ``gpuplane.k8s.scenario.loader`` reads it completely."""
     text = read_named_file(path, "scenario YAML file")
     return validate_yaml(Scenario, text, str(path))
-
-
-def resolve_relative(ref: str, scenario_path: Path) -> Path:
-    """A file named in the scenario: absolute, or relative to the scenario's directory."""
-    path = Path(ref)
-    return path if path.is_absolute() else scenario_path.parent / path
-
-
-def pool_topology_ref(pool: NodePool, scenario_path: Path) -> str:
-    """What to pass to ``resolve_topology``: the preset, or the file relative to the scenario."""
-    if pool.preset is not None:
-        return pool.preset
-    assert pool.topology_file is not None
-    return str(resolve_relative(pool.topology_file, scenario_path))

@@ -1,4 +1,5 @@
-"""The scenario's ``serving:`` section (its shape; ``gpuplane.k8s.serving_section`` reads it)."""
+"""The scenario's ``serving:`` section (its shape; ``gpuplane.k8s.scenario.serving_section``
+reads it)."""
 
 from __future__ import annotations
 

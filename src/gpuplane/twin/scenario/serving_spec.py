@@ -14,19 +14,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpuplane.autoscaler.slo.settings import SloScalerSettings
+from gpuplane.serving.cold_start import ColdStart
 from gpuplane.serving.traffic.generators import (
     LognormalLengths,
     gamma_arrivals,
     synthetic_trace,
 )
 from gpuplane.serving.traffic.trace import Trace
-
-
-@dataclass(frozen=True, slots=True)
-class ColdStart:
-    image_pull_s: float = 60.0  # a ~10 GB serving image at ~170 MB/s, once per node
-    storage_gbps: float = 2.0  # weight loading from a local NVMe / cache volume, GB/s per pod
-    init_s: float = 45.0  # CUDA init, memory profiling, CUDA graph capture
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +82,7 @@ class ServingSpec:
     services: tuple[ServiceSpec, ...] = ()
     slo_scalers: tuple[SloScalerSpec, ...] = ()
     scrape_interval_s: float = 15.0  # Prometheus scrape interval of the engines' /metrics
-    cold_start: ColdStart = ColdStart()
+    cold_start: ColdStart = field(default_factory=ColdStart)
 
 
 @dataclass(frozen=True, slots=True)

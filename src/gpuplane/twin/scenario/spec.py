@@ -1,5 +1,6 @@
 """What the twin simulates, as plain frozen values: the workload objects users wrote as Kubernetes
-manifests (their values are ``gpuplane.fit.workload_objects``, shared with ``gpuplane fit``), how
+manifests (translated by ``gpuplane.k8s.manifests.parse`` into ``gpuplane.fit.workload_objects``,
+shared with ``gpuplane fit``), how
 often they arrive and how long their pods run, and the node pools. The twin never reads YAML
 itself; the loaders fill these in.
 
@@ -124,7 +125,7 @@ class NodePoolSpec:
 class ScenarioSpec:
     """A scenario file, fully read: every manifest translated, every pool's topology resolved.
 
-    Filled in by ``gpuplane.k8s.scenario_loader.load_scenario_spec``. Node pools carry their
+    Filled in by ``gpuplane.k8s.scenario.loader.load_scenario_spec``. Node pools carry their
     final allocatable cpu (milli), memory (bytes) and pods: the scenario's override, else the
     topology's CPUs and memory minus kube/system reserved and the hard eviction threshold.
     """

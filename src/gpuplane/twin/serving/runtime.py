@@ -35,12 +35,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpuplane.api.pod_phase import PodPhase
+from gpuplane.autoscaler.slo.analytic import AnalyticCapacity
 from gpuplane.autoscaler.slo.capacity import CapacityModel
 from gpuplane.core.errors import InputError
 from gpuplane.core.kernel import Priority
 from gpuplane.core.tsdb import MetricSample, SeriesStore, labels_of
 from gpuplane.serving.engine.engine import Engine
 from gpuplane.serving.engine_build import BuiltEngine
+from gpuplane.serving.engine_capacity import capacity_from_engine
 from gpuplane.serving.metrics.exporter import engine_samples
 from gpuplane.serving.models.catalog import resolve_model
 from gpuplane.serving.models.shape import ModelShape
@@ -54,7 +56,6 @@ from gpuplane.twin.component import Component
 from gpuplane.twin.kubelet.simulator import KubeletSim
 from gpuplane.twin.scenario.serving_spec import ServiceSpec, ServingSpec
 from gpuplane.twin.series import SeriesRow
-from gpuplane.twin.serving.capacity import capacity_from_engine
 from gpuplane.twin.serving.pod_engine import build_engine
 from gpuplane.twin.serving.series import service_rows
 from gpuplane.twin.serving.summary import ServingSummary, TerminationSummary, service_summary
@@ -298,7 +299,9 @@ class ServingRuntime(Component):
     # ----- what a scaler reads -----
     def capacity_model(self, service: str) -> CapacityModel | None:
         ref = self.services[service].reference
-        return None if ref is None else capacity_from_engine(ref.step_model, ref.plan)
+        if ref is None:
+            return None
+        return AnalyticCapacity.from_figures(capacity_from_engine(ref.step_model, ref.plan))
 
     def cold_start_estimate(self, service: str) -> float:
         """Pull + weight loading + init of the service's engines (the worst case: a node

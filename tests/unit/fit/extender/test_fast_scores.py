@@ -13,7 +13,7 @@ from gpuplane.fit.extender.needs import GpuNeeds
 from gpuplane.fit.extender.settings import ExtenderSettings
 from gpuplane.fit.extender.view import make_view
 from gpuplane.fit.model import FitCluster
-from gpuplane.k8s.extender.wire import priority_json, priority_list
+from gpuplane.live.extender.wire import priority_json, priority_list
 from tests.unit.fit.extender.test_decide import _pcie
 from tests.unit.fit.fit_factories import SNC, bound, cluster, h100, info
 
