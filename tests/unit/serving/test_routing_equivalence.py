@@ -36,6 +36,7 @@ from gpuplane.serving.routing.dispatch import (
 )
 from gpuplane.serving.routing.pd import PDSettings
 from gpuplane.serving.routing.registry import make_router
+from gpuplane.serving.routing.router import Role
 from gpuplane.serving.routing.simulation import ServingSimulation, SimulationSettings
 from gpuplane.serving.traffic.generators import LognormalLengths
 from gpuplane.serving.traffic.sessions import SessionSpec, generate_sessions
@@ -76,7 +77,7 @@ def twin_calls(
         config = make_config("vllm", num_gpu_blocks=NUM_BLOCKS)
         if short_engine and i == 1:
             config = make_config("vllm", num_gpu_blocks=NUM_BLOCKS, max_model_len=150)
-        role = ("prefill" if i < 2 else "decode") if pd else "both"
+        role: Role = ("prefill" if i < 2 else "decode") if pd else "both"
         sim.add_engine(Engine(config, LINEAR, f"e{i}"), role=role, ready_at_s=0.3 * i)
     spec = SessionSpec(rate_per_s=2.0, duration_s=6.0, think_mean_s=0.5, system_tokens=128)
     spec = replace(spec, user=LognormalLengths(30.0, 0.5, 25.0, 0.5), max_prompt_tokens=300)

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplane.core.errors import InputError
-from gpuplane.slicing.dra.cel_eval import CelRuntimeError, compile_selector, device_input
+from gpuplane.slicing.dra.cel.evaluate import CelRuntimeError, compile_selector, device_input
+from gpuplane.slicing.dra.cel.semver import Version
 from gpuplane.slicing.dra.devices import Device
-from gpuplane.slicing.dra.semver import Version
 from tests.unit.slicing.test_dra_support import qty
 
 GPU = Device(

@@ -10,10 +10,10 @@ import pytest
 from gpuplane.core.errors import InputError
 from gpuplane.k8s.dra.manifests import load_dra_manifests, pod_claims
 from gpuplane.slicing.dra import limits
+from gpuplane.slicing.dra.cel.semver import Version
 from gpuplane.slicing.dra.claims import ResourceClaim
 from gpuplane.slicing.dra.node_selector import DraNode
 from gpuplane.slicing.dra.pod_claims import PodResourceClaim
-from gpuplane.slicing.dra.semver import Version
 from tests.unit.slicing.test_dra_support import chosen, qty, run
 
 GOOD = textwrap.dedent(

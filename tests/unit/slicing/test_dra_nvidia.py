@@ -7,13 +7,13 @@ import pytest
 
 from gpuplane.core.errors import InputError
 from gpuplane.slicing.dra import limits
+from gpuplane.slicing.dra.cel.semver import Version
 from gpuplane.slicing.dra.claims import ResourceClaim
 from gpuplane.slicing.dra.devices import ResourceSlice
 from gpuplane.slicing.dra.node_slices import STATIC, node_resource_slices
 from gpuplane.slicing.dra.nvidia import NVLINK_DOMAIN_ATTRIBUTE, MigPlacement
 from gpuplane.slicing.dra.outcome import OutcomeKind
 from gpuplane.slicing.dra.pools import gather_pools
-from gpuplane.slicing.dra.semver import Version
 from gpuplane.slicing.dra.slice_validation import validate_slice
 from gpuplane.topology.presets import load_preset
 from tests.unit.slicing.test_dra_support import NODE, chosen, claim, dclass, match, qty, req, run

@@ -10,6 +10,7 @@ import pytest
 
 from gpuplane.core.errors import InputError
 from gpuplane.slicing.dra import limits
+from gpuplane.slicing.dra.cel.semver import Version, loose_version, parse_version
 from gpuplane.slicing.dra.claims import (
     DeviceClaim,
     DeviceClassSpec,
@@ -20,7 +21,6 @@ from gpuplane.slicing.dra.claims import (
 )
 from gpuplane.slicing.dra.devices import DeviceToleration
 from gpuplane.slicing.dra.quantity import binary_quantity, parse_quantity
-from gpuplane.slicing.dra.semver import Version, loose_version, parse_version
 from gpuplane.slicing.dra.slice_validation import validate_slice
 from gpuplane.slicing.dra.validation import (
     validate_claim,

@@ -29,10 +29,10 @@ from gpuplane.slicing.dra.allocation import (
     DeviceRequestAllocationResult,
     OpaqueDeviceConfiguration,
 )
+from gpuplane.slicing.dra.cel.semver import parse_version
 from gpuplane.slicing.dra.names import check_label
 from gpuplane.slicing.dra.pod_claims import PodClaims, PodResourceClaim
 from gpuplane.slicing.dra.quantity import DeviceQuantity, parse_quantity
-from gpuplane.slicing.dra.semver import parse_version
 from gpuplane.slicing.dra.slice_validation import validate_slice
 from gpuplane.slicing.dra.validation import (
     validate_claim,

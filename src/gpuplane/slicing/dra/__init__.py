@@ -9,7 +9,7 @@ Assumptions: every input is a complete, consistent view of the cluster at one in
 
 - ``devices``, ``claims``, ``allocation``, ``node_selector``, ``quantity``, ``semver``: the objects.
 - ``names``, ``validation``, ``slice_validation``, ``limits``: the API's rules and limits.
-- ``cel_lexer``, ``cel_parser``, ``cel_ast``, ``cel_eval``: selectors.
+- ``cel/`` (``lexer``, ``parser``, ``ast_nodes``, ``evaluate``, ``semver``): selectors.
 - ``pools``, ``requests``, ``counters``, ``constraints``, ``results``, ``allocator``,
   ``outcome``: allocation (``allocate``).
 - ``nvidia``, ``node_slices``: what the NVIDIA driver publishes (``node_resource_slices``).

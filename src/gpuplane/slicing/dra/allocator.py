@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
 from gpuplane.slicing.dra import limits
-from gpuplane.slicing.dra.cel_eval import CelProgram, CelRuntimeError, DeviceInput, device_input
+from gpuplane.slicing.dra.cel.evaluate import CelProgram, CelRuntimeError, DeviceInput, device_input
 from gpuplane.slicing.dra.claims import DeviceClass, ResourceClaim
 from gpuplane.slicing.dra.constraints import MatchAttributeConstraint
 from gpuplane.slicing.dra.counters import CounterTracker

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpuplane.slicing.dra import limits
+from gpuplane.slicing.dra.cel.semver import Version
 from gpuplane.slicing.dra.node_selector import NodeSelector
 from gpuplane.slicing.dra.quantity import DeviceQuantity
-from gpuplane.slicing.dra.semver import Version
 
 # One attribute value: the API's DeviceAttribute has exactly one of string/int/bool/version set.
 AttributeValue = str | int | bool | Version

@@ -39,8 +39,8 @@ from dataclasses import dataclass
 
 from gpuplane.core.errors import InputError
 from gpuplane.slicing.dra import limits
+from gpuplane.slicing.dra.cel.semver import Version, loose_version
 from gpuplane.slicing.dra.devices import AttributeValue
-from gpuplane.slicing.dra.semver import Version, loose_version
 
 DRIVER = "gpu.nvidia.com"
 NVLINK_DOMAIN_ATTRIBUTE = "gpuplane.io/nvlinkDomain"

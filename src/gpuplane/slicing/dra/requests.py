@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from gpuplane.core.errors import InputError
 from gpuplane.slicing.dra import limits
-from gpuplane.slicing.dra.cel_eval import CelProgram, compile_selector
+from gpuplane.slicing.dra.cel.evaluate import CelProgram, compile_selector
 from gpuplane.slicing.dra.claims import (
     DeviceClass,
     DeviceRequest,

@@ -13,7 +13,7 @@ from typing import TypeVar
 from gpuplane.core.errors import InputError
 from gpuplane.slicing.dra import limits
 from gpuplane.slicing.dra import names as n
-from gpuplane.slicing.dra.cel_parser import parse_cel
+from gpuplane.slicing.dra.cel.parser import parse_cel
 from gpuplane.slicing.dra.claims import (
     DeviceClaim,
     DeviceClass,

@@ -12,11 +12,21 @@ take the right number of arguments; the expression must be boolean (or of unknow
 from __future__ import annotations
 
 from gpuplane.core.errors import InputError
-from gpuplane.slicing.dra.cel_ast import Binary, Call, Has, Ident, Index, ListLit, Lit, Node, Not
-from gpuplane.slicing.dra.cel_ast import Select as Sel
-from gpuplane.slicing.dra.cel_lexer import Token, cel_error, tokenize, unsupported
+from gpuplane.slicing.dra.cel.ast_nodes import (
+    Binary,
+    Call,
+    Has,
+    Ident,
+    Index,
+    ListLit,
+    Lit,
+    Node,
+    Not,
+)
+from gpuplane.slicing.dra.cel.ast_nodes import Select as Sel
+from gpuplane.slicing.dra.cel.lexer import Token, cel_error, tokenize, unsupported
+from gpuplane.slicing.dra.cel.semver import is_semver
 from gpuplane.slicing.dra.quantity import parse_quantity
-from gpuplane.slicing.dra.semver import is_semver
 
 RELATIONS = ("==", "!=", "<", "<=", ">", ">=")
 DEVICE_FIELDS = {"driver": "string", "attributes": "map", "capacity": "map"}

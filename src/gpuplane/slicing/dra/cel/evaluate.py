@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from gpuplane.core.errors import InputError
-from gpuplane.slicing.dra.cel_ast import (
+from gpuplane.slicing.dra.cel.ast_nodes import (
     Binary,
     Call,
     Has,
@@ -31,11 +31,11 @@ from gpuplane.slicing.dra.cel_ast import (
     Not,
     Select,
 )
-from gpuplane.slicing.dra.cel_parser import parse_cel
+from gpuplane.slicing.dra.cel.parser import parse_cel
+from gpuplane.slicing.dra.cel.semver import Version, is_semver, parse_version
 from gpuplane.slicing.dra.devices import Device
 from gpuplane.slicing.dra.names import split_qualified_name
 from gpuplane.slicing.dra.quantity import DeviceQuantity, parse_quantity
-from gpuplane.slicing.dra.semver import Version, is_semver, parse_version
 
 
 class CelRuntimeError(Exception):

@@ -1,4 +1,4 @@
-"""The syntax tree of gpuplane's CEL subset for DRA selectors (see ``cel_parser``).
+"""The syntax tree of gpuplane's CEL subset for DRA selectors (see ``cel.parser``).
 
 Every node keeps the 1-based column where it starts, so an unsupported construct or a type
 mistake is reported where the user wrote it.
