@@ -22,6 +22,7 @@ from gpuplane.cli import simulate as simulate_cli
 from gpuplane.cli.lazy import load_command
 from gpuplane.cli.main import COMMANDS, run
 from gpuplane.cli.progress import INTERRUPTED_EXIT, Interruptible, progress_bar, takes_over
+from tests.unit.cli.started import AS_A_BACKGROUND_JOB
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = str(REPO / "examples/scenario.yaml")
@@ -132,7 +133,11 @@ def sigint() -> Iterator[Callable[[Any], None]]:
     """Sets the SIGINT handler a test starts from, and puts back the one the suite had (which
     is SIG_IGN where the suite itself was started as a background job)."""
     suite_handler = signal.getsignal(signal.SIGINT)
-    yield lambda handler: signal.signal(signal.SIGINT, handler)
+
+    def start_from(handler: Any) -> None:
+        signal.signal(signal.SIGINT, handler)
+
+    yield start_from
     signal.signal(signal.SIGINT, suite_handler)
 
 
@@ -175,6 +180,8 @@ import signal, sys
 from gpuplane.cli import simulate
 from gpuplane.cli.main import run
 from gpuplane.cli.progress import Interruptible
+if sys.argv[3] == "foreground":  # what Python sets up at start where SIGINT is not ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
 
 class CtrlCAtFirstStep(Interruptible):
@@ -185,28 +192,27 @@ class CtrlCAtFirstStep(Interruptible):
         return super().__call__()
 
 simulate.Interruptible = CtrlCAtFirstStep
-sys.exit(run(["simulate", sys.argv[1], "--until", "10m", "--out", sys.argv[2]]))
+sys.exit(run(["simulate", sys.argv[1], "--until", "2m", "--out", sys.argv[2]]))
 """
 
 
-@pytest.mark.parametrize("ignored", [True, False], ids=["sigint-ignored", "sigint-default"])
-def test_the_cli_started_with_sigint_ignored_runs_to_its_end(tmp_path: Path, ignored: bool) -> None:
-    def start() -> None:  # runs in the child before exec, as a shell starts `cmd &`
-        signal.signal(signal.SIGINT, signal.SIG_IGN if ignored else signal.SIG_DFL)
-
+@pytest.mark.parametrize("started", ["background", "foreground"])
+def test_ctrl_c_stops_a_foreground_cli_and_not_a_background_job(
+    tmp_path: Path, started: str
+) -> None:
+    argv = [sys.executable, "-c", _CTRL_C_AT_FIRST_STEP, EXAMPLE, str(tmp_path), started]
     done = subprocess.run(
-        [sys.executable, "-c", _CTRL_C_AT_FIRST_STEP, EXAMPLE, str(tmp_path)],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, preexec_fn=start,
-        timeout=300, check=False,
-    )  # fmt: skip
+        [*AS_A_BACKGROUND_JOB, *argv], capture_output=True, text=True, timeout=300, check=False
+    )
+    ignored = started == "background"
     assert done.stdout.splitlines()[0] == str(ignored), done.stderr
     summary = json.loads((tmp_path / "summary.json").read_text())
     if ignored:  # the Ctrl-C was ignored: a complete run
         assert done.returncode == 0, done.stderr
-        assert "interrupted" not in summary and summary["until_s"] == 600.0
+        assert "interrupted" not in summary and summary["until_s"] == 120.0
     else:  # the first Ctrl-C stopped it at the next step with what it had
         assert done.returncode == INTERRUPTED_EXIT, done.stderr
-        assert summary["interrupted"] is True and summary["until_s"] == pytest.approx(6.0)
+        assert summary["interrupted"] is True and summary["until_s"] == pytest.approx(1.2)
 
 
 class _StopAfterFirstStep(Interruptible):
