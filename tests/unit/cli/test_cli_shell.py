@@ -142,7 +142,9 @@ def sigint() -> Iterator[Callable[[Any], None]]:
 
 
 @pytest.mark.parametrize(
-    "found", [signal.default_int_handler, signal.SIG_DFL, _custom_handler], ids=str
+    "found",
+    [signal.default_int_handler, signal.SIG_DFL, _custom_handler],
+    ids=["default_int_handler", "SIG_DFL", "a-python-handler"],  # the same in every xdist worker
 )
 def test_first_ctrl_c_asks_to_stop_and_the_second_aborts(
     found: Any, sigint: Callable[[Any], None]
