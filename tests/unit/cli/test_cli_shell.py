@@ -1,6 +1,6 @@
 """The CLI as a shell sees it: --version/-V without loading the commands, every command
 loaded on demand, shell completion, progress only on a terminal, Ctrl-C keeping partial
-results (exit 130)."""
+results (exit 130), and a Ctrl-C ignored where the CLI was started with SIGINT ignored."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ SUBSET = (
     f"{CLI}/test_cli.py::test_process_exit_code_and_no_traceback",
 )
 # test_cli_shell.py without its longer runs (a full simulation, the demo, OpenB, the CLI in
-# the foreground), to stay well under a minute on an idle machine (about 20 s on 2 cores).
+# the foreground), to stay well under a minute (about 20 s of CPU).
 SKIP = "not every_command and not full_run and not demo and not openb and not foreground"
 
 CI_ENVIRONMENT = {
