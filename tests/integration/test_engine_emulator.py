@@ -13,6 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from gpuplane.live.openai.calls import chat_prompt
 from gpuplane.live.openai.text import count_tokens
 from tests.integration.llm_servers import MODEL, Json, chunks, emulator, post, settings, stream
+from tests.integration.waiting import await_until
 
 pytestmark = pytest.mark.integration
 CHAT: Json = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
@@ -110,12 +111,12 @@ def test_health_is_503_while_the_weights_load_then_200() -> None:
                 assert resp.status == 503
             status, out = await post(client, url + "/v1/completions", completion())
             assert status == 503 and out["error"]["code"] == 503
-            for _ in range(200):
+
+            async def healthy() -> bool:
                 async with client.get(url + "/health") as resp:
-                    if resp.status == 200:
-                        break
-                await asyncio.sleep(0.01)
-            assert resp.status == 200
+                    return resp.status == 200
+
+            await await_until(healthy, "healthy once the weights are loaded")
 
     run(body)
 

@@ -23,6 +23,7 @@ from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
 from gpuplane.live.extender.service import ServeConfig
 from gpuplane.live.extender.state import ExtenderState, node_versions
 from tests.integration.extender_server import get, post, serving
+from tests.integration.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "snapshot"
@@ -182,11 +183,7 @@ def test_not_ready_until_the_first_load(snapshot: ClusterSnapshot) -> None:
         code, _ = post(base + "/gpuplane/prioritize", {"Pod": numa_pod(), "NodeNames": []})
         assert code == 503
         released.append(True)
-        for _ in range(500):
-            if get(base + "/readyz")[0] == 200:
-                break
-            time.sleep(0.01)
-        assert get(base + "/readyz")[0] == 200
+        wait_until(lambda: get(base + "/readyz")[0] == 200, "ready after the first load")
 
 
 def test_body_over_the_limit_is_refused_with_the_limit(snapshot: ClusterSnapshot) -> None:

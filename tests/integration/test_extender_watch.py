@@ -9,7 +9,6 @@ NUMA nodes (see test_extender_http).
 from __future__ import annotations
 
 import copy
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from gpuplane.live.extender.state import ExtenderState
 from tests.integration.extender_server import get, post, serving
 from tests.integration.fake_apiserver import Obj, Served, Watched, kubeconfig_text, running_watched
 from tests.integration.test_extender_http import NUMA_REASON, numa_pod
+from tests.integration.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "snapshot"
@@ -70,11 +70,7 @@ class Live:
 
 
 def until(check: Callable[[], bool], what: str) -> None:
-    for _ in range(1_000):
-        if check():
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"never: {what}")
+    wait_until(check, what)
 
 
 @pytest.fixture()

@@ -13,6 +13,7 @@ from gpuplane.k8s.cluster.snapshot import ClusterSnapshot
 from gpuplane.live.migctl.round import ConfigMapTarget, RoundInputs
 from gpuplane.live.migctl.service import Controller, serve
 from gpuplane.slicing.mig.controller_types import ControlSettings
+from tests.integration.waiting import PATIENCE_S, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -55,14 +56,11 @@ def test_service_answers_and_stops() -> None:
     thread = threading.Thread(target=lambda: loop.run_until_complete(main()))
     thread.start()
     try:
-        assert listening.wait(10)
+        assert listening.wait(PATIENCE_S)
         base = f"http://127.0.0.1:{ports[0]}"
         with urllib.request.urlopen(f"{base}/healthz", timeout=5) as r:
             assert r.status == 200
-        for _ in range(200):
-            if controller.ready:
-                break
-            threading.Event().wait(0.05)
+        wait_until(lambda: controller.ready, "the controller ready")
         with urllib.request.urlopen(f"{base}/readyz", timeout=5) as r:
             assert r.status == 200
         with urllib.request.urlopen(f"{base}/metrics", timeout=5) as r:

@@ -22,6 +22,7 @@ from gpuplane.live.router.service import make_router_app
 from tests.integration.fake_apiserver import Obj, Served, Watched, running_watched
 from tests.integration.fake_apiserver import kubeconfig_text as config_text
 from tests.integration.llm_servers import MODEL, emulator, post, scrape, total
+from tests.integration.waiting import await_until
 
 pytestmark = pytest.mark.integration
 SLICES = "/apis/discovery.k8s.io/v1/namespaces/llm/endpointslices"
@@ -50,11 +51,7 @@ def completion(prompt: str) -> dict[str, Any]:
 
 
 async def until(check: Any, what: str) -> None:
-    for _ in range(500):
-        if await check():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"never: {what}")
+    await await_until(check, what, poll_s=0.02)
 
 
 async def routed(client: aiohttp.ClientSession, router: str, engine: str) -> float:

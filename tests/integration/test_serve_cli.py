@@ -29,6 +29,40 @@ def _free_port() -> int:
         return port
 
 
+def _ready(proc: subprocess.Popen[bytes], base: str) -> bool:
+    """Whether the server answers /readyz before it exits. No fixed wait: on a busy machine
+    its start-up (imports, the snapshot) can take far longer than on an idle one."""
+    deadline = time.monotonic() + 300
+    while proc.poll() is None:
+        assert time.monotonic() < deadline, "not ready in 300 s"
+        try:
+            if get(base + "/readyz")[0] == 200:
+                return True
+        except OSError:
+            pass
+        time.sleep(0.05)
+    return False
+
+
+def _started_ready(args: list[str]) -> tuple[subprocess.Popen[bytes], str, int]:
+    """The server started and ready on a free port. A port found free can be taken by another
+    process before the server binds it (the machine is shared); the server then exits at once,
+    and is started again on another port."""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    for _ in range(3):
+        port = _free_port()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gpuplane", *args, "--listen", f"127.0.0.1:{port}"],
+            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env,
+        )  # fmt: skip
+        base = f"http://127.0.0.1:{port}"
+        if _ready(proc, base):
+            return proc, base, port
+        _, err = proc.communicate(timeout=30)
+        assert b"address already in use" in err.lower(), err.decode()
+    raise AssertionError("no free port in 3 tries")
+
+
 def test_serve_answers_then_stops_on_sigterm(tmp_path: Path) -> None:
     snap = tmp_path / "snap.yaml"
     assert (
@@ -37,23 +71,9 @@ def test_serve_answers_then_stops_on_sigterm(tmp_path: Path) -> None:
         )
         == 0
     )
-    port = _free_port()
     args = ["serve", "extender", "--snapshot", str(snap), "--pools", str(EXAMPLES / "pools.yaml")]
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gpuplane", *args, "--listen", f"127.0.0.1:{port}"],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        env=env,
-    )
-    base = f"http://127.0.0.1:{port}"
+    proc, base, port = _started_ready(args)
     try:
-        for _ in range(300):
-            try:
-                if get(base + "/readyz")[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.05)
         code, result = post(
             base + "/gpuplane/filter", {"Pod": numa_pod(), "NodeNames": ["gpu-h100-a"]}
         )

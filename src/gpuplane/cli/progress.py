@@ -6,7 +6,9 @@
 - ``Interruptible``: while a long job runs, the first Ctrl-C (SIGINT) asks it to stop at its
   next step boundary and write what it has, flagged as partial; a second Ctrl-C aborts at once
   (KeyboardInterrupt). The CLI then exits with 130, the shell's code for a SIGINT death
-  (128 + 2).
+  (128 + 2). It does what Python itself does at start-up: a SIGINT that arrives ignored
+  (``cmd &`` in a script, ``trap '' INT``, many CI runners and schedulers) stays ignored, and
+  on leaving, the handler found on entry is put back, whatever it was.
 """
 
 from __future__ import annotations
@@ -46,8 +48,24 @@ def progress_bar(*extra: Any) -> Progress:
     )
 
 
+def takes_over(handler: Any) -> bool:
+    """Whether ``Interruptible`` may replace ``handler``, the SIGINT handler it finds.
+
+    Python installs its own handler (``default_int_handler``) at start-up only when SIGINT is
+    not ignored, so that a job started to ignore Ctrl-C (a background job of a script, which
+    POSIX starts with SIGINT ignored, or ``trap '' INT``) keeps ignoring it; we do the same.
+    ``None`` is a handler set outside Python (by C code embedding it): ``signal.signal`` could
+    not put it back, so it is left alone too.
+    """
+    return handler is not signal.SIG_IGN and handler is not None
+
+
 class Interruptible:
-    """A context in which the first SIGINT sets ``requested`` instead of raising."""
+    """A context in which the first SIGINT sets ``requested`` instead of raising.
+
+    Where SIGINT is ignored on entry (see ``takes_over``) nothing is installed and the job runs
+    to its end; otherwise the handler found on entry is restored on exit, whichever it was.
+    """
 
     def __init__(self, what: str) -> None:
         self.what = what
@@ -70,7 +88,10 @@ class Interruptible:
 
     def __enter__(self) -> Interruptible:
         # Signal handlers can only be set from the main thread (tests may run us elsewhere).
-        if threading.current_thread() is threading.main_thread():
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        previous = signal.getsignal(signal.SIGINT)
+        if takes_over(previous):
             self._previous = signal.signal(signal.SIGINT, self._handle)
             self._installed = True
         return self

@@ -90,7 +90,17 @@ def exists(path: Path) -> bool:
 
 
 def read_stdin() -> str:
-    """All of standard input as UTF-8 whatever the locale (tests may swap in a StringIO)."""
+    """All of standard input as UTF-8 whatever the locale (tests may swap in a StringIO).
+
+    A process started with standard input closed (``<&-``, some schedulers) has ``sys.stdin``
+    None: an InputError saying so, not an AttributeError traceback.
+    """
+    if sys.stdin is None:
+        raise InputError(
+            "standard input is closed",
+            expected="the input on standard input (e.g. `< case.json`)",
+            location=Location(STDIN),
+        )
     buffer = getattr(sys.stdin, "buffer", None)
     if buffer is None:
         return sys.stdin.read()

@@ -186,6 +186,9 @@ def test_kubelet_merge_hints_from_stdin(
     }
     monkeypatch.setattr("sys.stdin", io.StringIO("[1, 2"))
     assert run(["kubelet", "merge-hints"]) == 2
+    monkeypatch.setattr("sys.stdin", None)  # started with stdin closed (`<&-`)
+    assert run(["kubelet", "merge-hints"]) == 2
+    assert "<stdin>: standard input is closed" in capsys.readouterr().err
 
 
 def test_messages_keep_line_numbers_rich_would_turn_into_emoji(

@@ -1,6 +1,6 @@
 """The CLI as a shell sees it: --version/-V without loading the commands, every command
 loaded on demand, shell completion, progress only on a terminal, Ctrl-C keeping partial
-results (exit 130)."""
+results (exit 130), and a Ctrl-C ignored where the CLI was started with SIGINT ignored."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +21,8 @@ from gpuplane.cli import main as cli_main
 from gpuplane.cli import simulate as simulate_cli
 from gpuplane.cli.lazy import load_command
 from gpuplane.cli.main import COMMANDS, run
-from gpuplane.cli.progress import INTERRUPTED_EXIT, Interruptible, progress_bar
+from gpuplane.cli.progress import INTERRUPTED_EXIT, Interruptible, progress_bar, takes_over
+from tests.unit.cli.started import AS_A_BACKGROUND_JOB
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = str(REPO / "examples/scenario.yaml")
@@ -121,14 +124,97 @@ def test_progress_is_off_when_stderr_is_not_a_terminal() -> None:
         assert bar.disable  # pytest captures stderr: no bar, nothing written
 
 
-def test_first_ctrl_c_asks_to_stop_and_the_second_aborts() -> None:
+def _custom_handler(signum: int, frame: object) -> None:
+    raise AssertionError("the handler found on entry must not run inside Interruptible")
+
+
+@pytest.fixture
+def sigint() -> Iterator[Callable[[Any], None]]:
+    """Sets the SIGINT handler a test starts from, and puts back the one the suite had (which
+    is SIG_IGN where the suite itself was started as a background job)."""
+    suite_handler = signal.getsignal(signal.SIGINT)
+
+    def start_from(handler: Any) -> None:
+        signal.signal(signal.SIGINT, handler)
+
+    yield start_from
+    signal.signal(signal.SIGINT, suite_handler)
+
+
+@pytest.mark.parametrize(
+    "found",
+    [signal.default_int_handler, signal.SIG_DFL, _custom_handler],
+    ids=["default_int_handler", "SIG_DFL", "a-python-handler"],  # the same in every xdist worker
+)
+def test_first_ctrl_c_asks_to_stop_and_the_second_aborts(
+    found: Any, sigint: Callable[[Any], None]
+) -> None:
+    sigint(found)
     with Interruptible("a test") as stop:
         assert not stop()
         signal.raise_signal(signal.SIGINT)
         assert stop()
         with pytest.raises(KeyboardInterrupt):
             signal.raise_signal(signal.SIGINT)
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is found  # exactly the one found, not a fixed one
+
+
+def test_an_ignored_ctrl_c_stays_ignored(sigint: Callable[[Any], None]) -> None:
+    # As Python does at start-up: a job started with SIGINT ignored (`cmd &` in a script) keeps
+    # ignoring it, so the run goes on to its end.
+    sigint(signal.SIG_IGN)
+    with Interruptible("a test") as stop:
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        signal.raise_signal(signal.SIGINT)
+        assert not stop()
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
+def test_a_handler_set_outside_python_is_left_alone() -> None:
+    # signal.getsignal gives None for it, and signal.signal could not put it back.
+    assert not takes_over(None) and not takes_over(signal.SIG_IGN)
+    assert takes_over(signal.SIG_DFL) and takes_over(signal.default_int_handler)
+
+
+# The CLI in a process of its own, with a Ctrl-C at the first 1 % step of the simulation.
+_CTRL_C_AT_FIRST_STEP = """
+import signal, sys
+from gpuplane.cli import simulate
+from gpuplane.cli.main import run
+from gpuplane.cli.progress import Interruptible
+if sys.argv[3] == "foreground":  # what Python sets up at start where SIGINT is not ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
+
+class CtrlCAtFirstStep(Interruptible):
+    def __call__(self):
+        if not getattr(self, "sent", False):
+            self.sent = True
+            signal.raise_signal(signal.SIGINT)  # what a Ctrl-C on the terminal sends
+        return super().__call__()
+
+simulate.Interruptible = CtrlCAtFirstStep
+sys.exit(run(["simulate", sys.argv[1], "--until", "2m", "--out", sys.argv[2]]))
+"""
+
+
+@pytest.mark.parametrize("started", ["background", "foreground"])
+def test_ctrl_c_stops_a_foreground_cli_and_not_a_background_job(
+    tmp_path: Path, started: str
+) -> None:
+    argv = [sys.executable, "-c", _CTRL_C_AT_FIRST_STEP, EXAMPLE, str(tmp_path), started]
+    done = subprocess.run(
+        [*AS_A_BACKGROUND_JOB, *argv], capture_output=True, text=True, timeout=300, check=False
+    )
+    ignored = started == "background"
+    assert done.stdout.splitlines()[0] == str(ignored), done.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    if ignored:  # the Ctrl-C was ignored: a complete run
+        assert done.returncode == 0, done.stderr
+        assert "interrupted" not in summary and summary["until_s"] == 120.0
+    else:  # the first Ctrl-C stopped it at the next step with what it had
+        assert done.returncode == INTERRUPTED_EXIT, done.stderr
+        assert summary["interrupted"] is True and summary["until_s"] == pytest.approx(1.2)
 
 
 class _StopAfterFirstStep(Interruptible):
@@ -174,6 +260,8 @@ def test_progress_on_a_terminal_changes_no_file(
     argv = ["simulate", EXAMPLE, "--seed", "3", "--until", "20m", "--out"]
     assert run([*argv, str(tmp_path / "quiet")]) == 0
     screen = io.StringIO()
+    # rich draws no bar on a terminal it takes as dumb (TERM=dumb, as in many CI runners)
+    monkeypatch.setenv("TERM", "xterm-256color")
     terminal = Console(file=screen, force_terminal=True, width=100)
     monkeypatch.setattr(progress_module, "err", terminal)
     assert run([*argv, str(tmp_path / "tty")]) == 0

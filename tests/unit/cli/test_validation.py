@@ -15,6 +15,8 @@ import pytest
 
 from gpuplane.cli.main import run
 
+REPO = Path(__file__).resolve().parents[3]
+
 POOL = "name: x\nnode_pools:\n  - name: a\n    preset: seed-8gpu\n    count: 4\n"
 DEPLOYMENT = """apiVersion: apps/v1
 kind: Deployment
@@ -305,7 +307,10 @@ def test_validate_reports_every_shape_error(
     _fails(["validate", str(path)], capsys, "s.yaml:4: colour", "s.yaml:3: node_pools[0].count")
 
 
-def test_valid_example_validates(capsys: pytest.CaptureFixture[str]) -> None:
+def test_valid_example_validates(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)  # the path as a user types it, from wherever the suite was started
     assert run(["validate", "examples/scenario.yaml"]) == 0
     assert "examples/scenario.yaml: valid: 12 node pools" in capsys.readouterr().out
 
