@@ -32,7 +32,8 @@ from gpuplane.k8s.keda_grpc.externalscaler_pb2 import (
 )
 from gpuplane.k8s.scaler.engine import ScalerEngine
 from gpuplane.k8s.scaler.grpc_service import StreamSettings
-from gpuplane.k8s.scaler.queries import QUANTILES, Queries, default_queries
+from gpuplane.k8s.scaler.metadata import ReplicaQueries, parse_metadata
+from gpuplane.autoscaler.slo.queries import QUANTILES, SignalQueries
 from gpuplane.k8s.scaler.server import RunningScaler, ServerOptions, start
 from tests.integration.fake_prometheus import FakePrometheus
 
@@ -70,17 +71,21 @@ def metadata(prometheus: str, **extra: str) -> dict[str, str]:
     return meta | extra
 
 
-def queries() -> Queries:
-    return default_queries('model_name="qwen"', NS, NAME)
+def queries() -> SignalQueries:
+    return parse_metadata(metadata("http://prometheus:9090"), NS).queries
+
+
+def replica_queries() -> ReplicaQueries:
+    return parse_metadata(metadata("http://prometheus:9090"), NS).replica_queries
 
 
 def load(prom: FakePrometheus, rps: float, ready: int, spec: int, waiting: float = 0.0) -> None:
-    q = queries()
+    q, kube = queries(), replica_queries()
     prom.answers.update(
         {
             q.arrival_rate: rps,
-            q.ready_replicas: float(ready),
-            q.spec_replicas: float(spec),
+            kube.ready: float(ready),
+            kube.spec: float(spec),
             q.waiting: waiting,
             q.running: 8.0 * ready if rps else 0.0,
             q.kv_usage: 0.3 if rps else 0.0,
@@ -91,7 +96,7 @@ def load(prom: FakePrometheus, rps: float, ready: int, spec: int, waiting: float
             q.output_tokens: 300.0,
         }
     )
-    for p, tokens in zip(QUANTILES, (1000.0, 3000.0, 6000.0), strict=True):
+    for p, tokens in zip(QUANTILES, (800.0, 1000.0, 2000.0, 3000.0, 4000.0, 6000.0), strict=True):
         prom.answers[q.quantile(p)] = tokens
 
 
@@ -277,7 +282,7 @@ def test_answers_that_are_not_one_number() -> None:
             assert code is grpc.StatusCode.FAILED_PRECONDITION
             assert "returned multiple elements" in details
             load(prom, rps=5.0, ready=1, spec=1)
-            prom.answers[queries().spec_replicas] = None
+            prom.answers[replica_queries().spec] = None
             code, details = await _code(keda.is_active(ref(metadata(prom.address, role="decode"))))
             assert code is grpc.StatusCode.FAILED_PRECONDITION
             assert "kube-state-metrics" in details

@@ -37,6 +37,7 @@ from gpuplane.cli.autoscale_configs import (
     oracle_targets,
     parse_config,
     slo_settings,
+    slo_signals,
 )
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError, Location
@@ -45,7 +46,7 @@ from gpuplane.serving.traffic.azure import load_azure_trace
 from gpuplane.serving.traffic.trace import Trace
 from gpuplane.twin.autoscale_bench import Bench, run_figures, run_instrumented
 from gpuplane.twin.build import simulation_from_spec
-from gpuplane.twin.scenario.serving_spec import ColdStart
+from gpuplane.twin.scenario.serving_spec import ColdStart, SignalSource
 from gpuplane.twin.scenario.spec import ScenarioSpec
 from gpuplane.twin.sweep.checks import settings_at
 from gpuplane.twin.sweep.point import Cell, Point, Value
@@ -182,7 +183,9 @@ class AutoscalingBase:
             return replace(spec, serving=replace(spec.serving, slo_scalers=()))
         (scaler,) = spec.serving.slo_scalers
         settings = slo_settings(scaler.settings, config, field)
-        serving = replace(spec.serving, slo_scalers=(replace(scaler, settings=settings),))
+        signals = SignalSource(slo_signals(scaler.signals.value, config, field))
+        scaler = replace(scaler, settings=settings, signals=signals)
+        serving = replace(spec.serving, slo_scalers=(scaler,))
         return replace(spec, serving=serving)
 
     def spec_for(self, config: Config, trace: str, cold: str, field: str) -> ScenarioSpec:
