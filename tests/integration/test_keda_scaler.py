@@ -23,6 +23,7 @@ from grpc_health.v1 import health_pb2
 
 from gpuplane.autoscaler.hpa.metrics import MetricsSnapshot
 from gpuplane.autoscaler.hpa.replica_calculator import Tolerances, external_per_pod_replicas
+from gpuplane.autoscaler.slo.queries import QUANTILES, SignalQueries
 from gpuplane.k8s.keda_grpc.externalscaler_pb2 import (
     GetMetricSpecResponse,
     GetMetricsRequest,
@@ -33,7 +34,6 @@ from gpuplane.k8s.keda_grpc.externalscaler_pb2 import (
 from gpuplane.k8s.scaler.engine import ScalerEngine
 from gpuplane.k8s.scaler.grpc_service import StreamSettings
 from gpuplane.k8s.scaler.metadata import ReplicaQueries, parse_metadata
-from gpuplane.autoscaler.slo.queries import QUANTILES, SignalQueries
 from gpuplane.k8s.scaler.server import RunningScaler, ServerOptions, start
 from tests.integration.fake_prometheus import FakePrometheus
 

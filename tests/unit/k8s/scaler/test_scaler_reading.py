@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplane.k8s.scaler.metadata import MetadataError, parse_metadata
-from gpuplane.k8s.scaler.prom_api import PromErrorKind, PrometheusError, read_result
 from gpuplane.autoscaler.slo.queries import HISTORY_STEPS
 from gpuplane.autoscaler.slo.signals import history_grid as grid
+from gpuplane.k8s.scaler.metadata import MetadataError, parse_metadata
+from gpuplane.k8s.scaler.prom_api import PromErrorKind, PrometheusError, read_result
 from gpuplane.k8s.scaler.snapshot import track_loading
 
 
