@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -168,7 +169,7 @@ COLUMNS = (
 def table(rows: list[dict[str, Any]]) -> str:
     lines = []
     for (trace, _), group in groups(rows).items():
-        seed = next(r for r in group if r["config"] == "keda-seed")["gpu_hours"]
+        seed = next((r["gpu_hours"] for r in group if r["config"] == "keda-seed"), math.nan)
         lines.append(
             f"\n{trace} x{TRACES[trace][1]:g}, cold start {group[0]['cold_start_s']} s "
             f"({group[0]['arrived']} requests)"
@@ -246,14 +247,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--itl-p99", type=float, default=0.2, help="ITL-P99 target, s")
     ap.add_argument("--plot", type=Path, default=ROOT / "docs/autoscale_replicas.png")
     ap.add_argument("--json", type=Path, help="write every run's figures here")
+    ap.add_argument(
+        "--configs",
+        default=",".join(CONFIGS),
+        help="comma-separated subset of " + ", ".join(CONFIGS),
+    )
     args = ap.parse_args(argv)
+    configs = [c for c in CONFIGS if c in args.configs.split(",")]
     minutes = args.minutes or (30.0 if args.quick else 60.0)
     colds = ("210s",) if args.quick else tuple(COLD_STARTS)
     cases = [
         Case(trace, cold, config, minutes * 60.0, args.ttft_p90, args.itl_p99)
         for trace in TRACES
         for cold in colds
-        for config in CONFIGS
+        for config in configs
     ]
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -264,7 +271,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{time.perf_counter() - started:.0f} s"
     )
     print(table(rows))
-    plot(rows, "conv", colds[-1], args.plot)
+    if len(configs) == len(CONFIGS):
+        plot(rows, "conv", colds[-1], args.plot)
     print(f"\nplot: {args.plot}")
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=1))
