@@ -9,6 +9,7 @@ import pytest
 
 from gpuplane.autoscaler.slo.queries import HISTORY_STEPS, QUANTILES, default_queries
 from gpuplane.autoscaler.slo.signals import (
+    UNKNOWN_MIX,
     Query,
     SignalMemory,
     history_grid,
@@ -60,7 +61,7 @@ def test_values_are_cleaned_as_keda_reads_them() -> None:
     assert signals.num_requests_waiting == 0.0 and signals.kv_cache_usage == 1.0
     assert signals.ttft_p90_s is None and signals.itl_p99_s is None
     assert signals.queue_time_p90_s == 0.25
-    assert memory.mix == (0.0, 0.0)  # half a mix is no mix
+    assert memory.mix == UNKNOWN_MIX  # half a mix is no mix
 
 
 @pytest.mark.parametrize(

@@ -42,13 +42,19 @@ class Query:
     at_s: float
 
 
+UNKNOWN_MIX = (1024.0, 256.0)
+"""The (prompt, output) token means assumed until a request has finished: a chat-like guess
+(what the twin assumed without requests). Zero tokens would make a prompt cost no time, and
+the first arrivals, queued behind the first prefills, would look free."""
+
+
 @dataclass(frozen=True, slots=True)
 class SignalMemory:
     """What the signals keep between decisions: the arrival rates read per grid time (oldest
     first, at most the history's length) and the last known (prompt, output) token means."""
 
     rates: tuple[tuple[float, float], ...] = ()
-    mix: tuple[float, float] = (0.0, 0.0)
+    mix: tuple[float, float] = UNKNOWN_MIX
 
 
 def history_grid(now_s: float, step_s: float) -> tuple[float, ...]:
