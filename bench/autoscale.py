@@ -271,9 +271,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{time.perf_counter() - started:.0f} s"
     )
     print(table(rows))
-    if len(configs) == len(CONFIGS):
+    if len(configs) == len(CONFIGS):  # the figure compares every configuration
         plot(rows, "conv", colds[-1], args.plot)
-    print(f"\nplot: {args.plot}")
+        print(f"\nplot: {args.plot}")
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0
