@@ -11,12 +11,16 @@ is each Azure 2023 trace (``../shared/data/traces``, about an hour each) at a ra
 the repo's ``rate_scale`` divides every inter-arrival by it and repeats the compressed trace to
 fill the run, so the run replays the whole trace ``k`` times with its swings ``k`` times faster.
 Traffic starts once the two initial replicas are Ready (``WARMUP_S``) so the comparison is about
-scaling, not about the empty cluster. Four scalers see the same seed and requests:
+scaling, not about the empty cluster. Five scalers see the same seed and requests:
 
 1. ``keda-seed``: the seed's ScaledObject (``scaledobject.yaml``, unchanged: waiting > 5, KV > 0.8);
 2. ``keda-queue``: the same ScaledObject with only its ``num_requests_waiting`` trigger;
-3. ``slo``: gpuplane's SLO-aware scaler (``scenario-slo.yaml``: min 2, max 16, default settings);
-4. ``oracle``: knows the future. For each 60 s window it takes the actual arrival rate and request
+3. ``slo``: gpuplane's SLO-aware scaler (``scenario-slo.yaml``: min 2, max 16, default settings)
+   on the deployable signals: the queries the KEDA external scaler runs on Prometheus, what
+   ``deploy render serving`` installs;
+4. ``slo-oracle-signals``: the same scaler told ``signals: oracle``: the true arrivals per sync
+   period, exact prompt quantiles and the arrivals' burstiness, which only the twin knows;
+5. ``oracle``: knows the future. For each 60 s window it takes the actual arrival rate and request
    mix, sizes the fewest replicas the same capacity model says meet the SLO (no forecast, no
    corrections, no margin), and at every 15 s holds the largest of those counts over the next
    cold start + 15 s (a replica must start one cold start before the window that needs it, and a
@@ -38,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -54,6 +59,7 @@ from gpuplane.serving.traffic.azure import load_azure_trace
 from gpuplane.serving.traffic.trace import Trace
 from gpuplane.twin.autoscale_bench import Bench, run_figures, run_instrumented
 from gpuplane.twin.build import simulation_from_spec
+from gpuplane.twin.scenario.serving_spec import SignalSource
 from gpuplane.twin.scenario.spec import ScenarioSpec
 from gpuplane.twin.serving.runtime import ServingRuntime
 
@@ -72,7 +78,7 @@ COLD_STARTS = {
     "60s": ColdStart(image_pull_s=10.0, storage_gbps=4.0, init_s=41.0),  # model cache on the node
     "210s": ColdStart(image_pull_s=120.0, storage_gbps=2.0, init_s=72.0),  # vLLM #19824-like
 }
-CONFIGS = ("keda-seed", "keda-queue", "slo", "oracle")
+CONFIGS = ("keda-seed", "keda-queue", "slo", "slo-oracle-signals", "oracle")
 SERVICE, KEY = "qwen-chat", "llm/vllm-qwen-72b-instruct"
 WARMUP_S = 300.0
 MIN_REPLICAS, MAX_REPLICAS = 2, 16
@@ -112,6 +118,9 @@ def build_spec(case: Case, trace: Trace) -> ScenarioSpec:
         objects = (so.model_copy(update={"spec": so.spec.model_copy(update={"triggers": queue})}),)
     if case.config == "oracle":
         serving = replace(serving, slo_scalers=())
+    if case.config == "slo-oracle-signals":
+        scalers = tuple(replace(s, signals=SignalSource.ORACLE) for s in serving.slo_scalers)
+        serving = replace(serving, slo_scalers=scalers)
     return replace(base, serving=serving, scaled_objects=objects)
 
 
@@ -161,7 +170,7 @@ COLUMNS = (
 def table(rows: list[dict[str, Any]]) -> str:
     lines = []
     for (trace, _), group in groups(rows).items():
-        seed = next(r for r in group if r["config"] == "keda-seed")["gpu_hours"]
+        seed = next((r["gpu_hours"] for r in group if r["config"] == "keda-seed"), math.nan)
         lines.append(
             f"\n{trace} x{TRACES[trace][1]:g}, cold start {group[0]['cold_start_s']} s "
             f"({group[0]['arrived']} requests)"
@@ -198,7 +207,12 @@ def plot(rows: list[dict[str, Any]], trace: str, cold: str, path: Path) -> None:
     chosen = groups(rows)[(trace, cold)]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 6.5), sharex=True)
     # keda-queue often coincides with keda-seed (the KV trigger never fires): draw it dashed.
-    styles = {"keda-seed": ("-", 2.4), "keda-queue": ("--", 1.2), "slo": ("-", 1.5)}
+    styles = {
+        "keda-seed": ("-", 2.4),
+        "keda-queue": ("--", 1.2),
+        "slo": ("-", 1.5),
+        "slo-oracle-signals": (":", 1.5),
+    }
     for r in chosen:
         t = np.array([s[0] for s in r["series"]]) / 60.0
         style, width = styles.get(r["config"], ("-", 1.5))
@@ -234,14 +248,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--itl-p99", type=float, default=0.2, help="ITL-P99 target, s")
     ap.add_argument("--plot", type=Path, default=ROOT / "docs/autoscale_replicas.png")
     ap.add_argument("--json", type=Path, help="write every run's figures here")
+    ap.add_argument(
+        "--configs",
+        default=",".join(CONFIGS),
+        help="comma-separated subset of " + ", ".join(CONFIGS),
+    )
     args = ap.parse_args(argv)
+    configs = [c for c in CONFIGS if c in args.configs.split(",")]
     minutes = args.minutes or (30.0 if args.quick else 60.0)
     colds = ("210s",) if args.quick else tuple(COLD_STARTS)
     cases = [
         Case(trace, cold, config, minutes * 60.0, args.ttft_p90, args.itl_p99)
         for trace in TRACES
         for cold in colds
-        for config in CONFIGS
+        for config in configs
     ]
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -252,8 +272,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{time.perf_counter() - started:.0f} s"
     )
     print(table(rows))
-    plot(rows, "conv", colds[-1], args.plot)
-    print(f"\nplot: {args.plot}")
+    if len(configs) == len(CONFIGS):  # the figure compares every configuration
+        plot(rows, "conv", colds[-1], args.plot)
+        print(f"\nplot: {args.plot}")
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0

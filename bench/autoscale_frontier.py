@@ -40,10 +40,13 @@ from gpuplane.sweep.bases.registry import bases
 
 ROOT = Path(__file__).resolve().parents[1]
 SWEEP = ROOT / "examples/sweeps/autoscale-frontier.yaml"
-FAMILIES = ("keda", "keda-queue", "keda-ttft", "slo", "oracle")
+FAMILIES = ("keda", "keda-queue", "keda-ttft", "slo", "slo-oracle-signals", "oracle")
 # Views of one family: the SLO scaler with its default objective (percentiles per minute), and
 # told the per-request objective; reported beside the families, not in the goal's verdict.
 VIEWS = {"slo:percentile": "slo", "slo:per_request": "slo"}
+# The SLO scaler told ``signals: oracle`` (what only the twin knows: true arrivals, exact prompt
+# quantiles, burstiness) is a family of its own, beside the deployable scaler, never in it.
+ORACLE_SIGNALS = "signals=oracle"
 KEDA_FAMILIES = ("keda", "keda-queue", "keda-ttft")
 LEVELS = (0.90, 0.95, 0.99)
 MEASURES = {"attainment": "per request", "windows_met": "per minute"}
@@ -53,6 +56,9 @@ def as_row(record: dict[str, Any]) -> dict[str, Any]:
     """A sweep table record in the shape the tables and the plot read."""
     config = str(record["config"])
     family, _, knobs = config.partition(":")
+    if family == "slo" and ORACLE_SIGNALS in knobs.split(","):
+        family = "slo-oracle-signals"
+        knobs = ",".join(k for k in knobs.split(",") if k != ORACLE_SIGNALS)
     point = {"trace": record["trace"], "cold": record["cold_start"], "family": family}
     return {**record, "key": config, "knobs": knobs or "default", "point": point}
 
@@ -184,7 +190,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
         len(MEASURES), len(pairs), figsize=(4.2 * len(pairs), 7.5), squeeze=False
     )
     drawn = (*FAMILIES, "slo:per_request")
-    colors = dict(zip(drawn, ("C0", "C1", "C2", "C3", "k", "C4"), strict=True))
+    colors = dict(zip(drawn, ("C0", "C1", "C2", "C3", "C5", "k", "C4"), strict=True))
     handles: dict[str, Any] = {}
     for col, ((trace, cold), group) in enumerate(pairs.items()):
         for row, (measure, label) in enumerate(MEASURES.items()):

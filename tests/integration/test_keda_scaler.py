@@ -20,9 +20,11 @@ import pytest
 from google.protobuf.message import Message
 from grpc import aio
 from grpc_health.v1 import health_pb2
+from tests.integration.fake_prometheus import FakePrometheus
 
 from gpuplane.autoscaler.hpa.metrics import MetricsSnapshot
 from gpuplane.autoscaler.hpa.replica_calculator import Tolerances, external_per_pod_replicas
+from gpuplane.autoscaler.slo.queries import QUANTILES, SignalQueries
 from gpuplane.live.scaler.engine import ScalerEngine
 from gpuplane.live.scaler.grpc_service import StreamSettings
 from gpuplane.live.scaler.keda_grpc.externalscaler_pb2 import (
@@ -32,9 +34,8 @@ from gpuplane.live.scaler.keda_grpc.externalscaler_pb2 import (
     IsActiveResponse,
     ScaledObjectRef,
 )
-from gpuplane.live.scaler.queries import QUANTILES, Queries, default_queries
+from gpuplane.live.scaler.metadata import ReplicaQueries, parse_metadata
 from gpuplane.live.scaler.server import RunningScaler, ServerOptions, start
-from tests.integration.fake_prometheus import FakePrometheus
 
 pytestmark = pytest.mark.integration
 
@@ -70,17 +71,21 @@ def metadata(prometheus: str, **extra: str) -> dict[str, str]:
     return meta | extra
 
 
-def queries() -> Queries:
-    return default_queries('model_name="qwen"', NS, NAME)
+def queries() -> SignalQueries:
+    return parse_metadata(metadata("http://prometheus:9090"), NS).queries
+
+
+def replica_queries() -> ReplicaQueries:
+    return parse_metadata(metadata("http://prometheus:9090"), NS).replica_queries
 
 
 def load(prom: FakePrometheus, rps: float, ready: int, spec: int, waiting: float = 0.0) -> None:
-    q = queries()
+    q, kube = queries(), replica_queries()
     prom.answers.update(
         {
             q.arrival_rate: rps,
-            q.ready_replicas: float(ready),
-            q.spec_replicas: float(spec),
+            kube.ready: float(ready),
+            kube.spec: float(spec),
             q.waiting: waiting,
             q.running: 8.0 * ready if rps else 0.0,
             q.kv_usage: 0.3 if rps else 0.0,
@@ -91,7 +96,7 @@ def load(prom: FakePrometheus, rps: float, ready: int, spec: int, waiting: float
             q.output_tokens: 300.0,
         }
     )
-    for p, tokens in zip(QUANTILES, (1000.0, 3000.0, 6000.0), strict=True):
+    for p, tokens in zip(QUANTILES, (800.0, 1000.0, 2000.0, 3000.0, 4000.0, 6000.0), strict=True):
         prom.answers[q.quantile(p)] = tokens
 
 
@@ -277,7 +282,7 @@ def test_answers_that_are_not_one_number() -> None:
             assert code is grpc.StatusCode.FAILED_PRECONDITION
             assert "returned multiple elements" in details
             load(prom, rps=5.0, ready=1, spec=1)
-            prom.answers[queries().spec_replicas] = None
+            prom.answers[replica_queries().spec] = None
             code, details = await _code(keda.is_active(ref(metadata(prom.address, role="decode"))))
             assert code is grpc.StatusCode.FAILED_PRECONDITION
             assert "kube-state-metrics" in details

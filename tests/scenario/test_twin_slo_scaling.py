@@ -33,9 +33,11 @@ from gpuplane.serving.steptime.model import RooflineStepTime
 from gpuplane.serving.traffic.trace import Trace
 from gpuplane.topology.catalog import get_gpu_model
 from gpuplane.topology.presets import load_preset
-from gpuplane.twin.autoscaling.slo import PROMPT_QUANTILES, SloScaling, prompt_quantiles
+from gpuplane.twin.autoscaling.oracle_signals import PROMPT_QUANTILES, prompt_quantiles
+from gpuplane.twin.autoscaling.slo import SloScaling
 from gpuplane.twin.build import simulation_from_spec
 from gpuplane.twin.controllers.deployment import DeploymentController
+from gpuplane.twin.scenario.serving_spec import SignalSource
 from gpuplane.twin.serving.runtime import ServingRuntime
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples/autoscaling/scenario-slo.yaml"
@@ -123,7 +125,14 @@ def model_need(capacity: CapacityModel, requests: Trace, rate: float) -> int:
     return next(n for n, met in enumerate(ok, start=1) if met)
 
 
-def test_a_step_in_traffic_is_followed_without_flapping() -> None:
+# The settled count over the need: the oracle's exact prompt quantiles give the need or close;
+# the deployable signals read the tail off vLLM's 1-2-5 prompt-length buckets (a p90 of 2,100
+# tokens interpolated to 2,550 within 2,000-5,000, the p95 2,600 to 3,800), so they hold more.
+SETTLE_OVER = {SignalSource.ORACLE: 2, SignalSource.DEPLOYABLE: 3}
+
+
+@pytest.mark.parametrize("signals", list(SignalSource))
+def test_a_step_in_traffic_is_followed_without_flapping(signals: SignalSource) -> None:
     warm, step_at, end = 120.0, 240.0, 720.0
     base = load_scenario_spec(EXAMPLE).spec
     assert base.serving is not None
@@ -132,7 +141,8 @@ def test_a_step_in_traffic_is_followed_without_flapping() -> None:
     traffic = replace(traffic, repeat=False, start_s=warm)
     svc = replace(svc, traffic=traffic, slo_itl_s=0.2)
     cold = ColdStart(image_pull_s=10.0, storage_gbps=4.0, init_s=30.0)  # about 50 s
-    serving = replace(base.serving, services=(svc,), cold_start=cold)
+    scalers = tuple(replace(s, signals=signals) for s in base.serving.slo_scalers)
+    serving = replace(base.serving, services=(svc,), cold_start=cold, slo_scalers=scalers)
     sim = simulation_from_spec(replace(base, serving=serving), seed=0)
     changes: list[tuple[float, int]] = []
     deployments = sim.component(DeploymentController)
@@ -153,10 +163,11 @@ def test_a_step_in_traffic_is_followed_without_flapping() -> None:
     after = [r for t, r in changes if t >= warm + step_at]
     assert max(before, default=2) <= 4  # 2 req/s: the floor of two, or close
     assert after and max(after) >= needed
-    # A tenfold jump looks like the start of a ramp, so the first answer overshoots; once the
-    # rate holds, the count settles near the need.
-    assert max(after) < 16
-    assert needed <= changes[-1][1] <= needed + 2
+    # A tenfold jump looks like the start of a ramp, so the first answer overshoots (to the
+    # maximum with the deployable signals' tail); once the rate holds, the count settles near
+    # the need.
+    assert max(after) <= 16 if signals is SignalSource.DEPLOYABLE else max(after) < 16
+    assert needed <= changes[-1][1] <= needed + SETTLE_OVER[signals]
     counts = [2] + [r for _, r in changes]
     signs = [b > a for a, b in pairwise(counts)]
     assert sum(1 for x, y in pairwise(signs) if x != y) <= 2

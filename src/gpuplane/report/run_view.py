@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.table import Table
 
+from gpuplane.twin.autoscaling.summary import SloScalerSummary
 from gpuplane.twin.operator.summary import OperatorSummary
 from gpuplane.twin.serving.summary import ServingSummary
 from gpuplane.twin.summary import RunSummary
@@ -93,6 +94,12 @@ def run_summary_view(summary: RunSummary) -> RenderableType:
     return Group(*parts)
 
 
+def _slo_name(scaler: SloScalerSummary) -> str:
+    # A result that used what only the twin knows says so (twin.autoscaling.oracle_signals).
+    oracle = " (oracle signals)" if scaler.signals == "oracle" else ""
+    return f"SLO scaler {scaler.service}{oracle}"
+
+
 def _scaling_rows(summary: RunSummary) -> list[tuple[str, int, int, int | str]]:
     keda = summary.autoscaling.scaled_objects if summary.autoscaling is not None else ()
     slo = summary.slo_scaling.scalers if summary.slo_scaling is not None else ()
@@ -100,7 +107,7 @@ def _scaling_rows(summary: RunSummary) -> list[tuple[str, int, int, int | str]]:
         (f"KEDA {a.scaled_object}", a.scale_events, a.max_replicas_seen, a.replicas_at_end)
         for a in keda
     ]
-    rows += [(f"SLO scaler {a.service}", a.scale_events, a.max_replicas, "-") for a in slo]
+    rows += [(_slo_name(a), a.scale_events, a.max_replicas, "-") for a in slo]
     return rows
 
 

@@ -47,6 +47,7 @@ def sweep_file(tmp_path: Path, configs: str, base_extra: str = "", figures: str 
         ("['keda:polling=0']", 10, "parameters.config.values[0]", "pollingInterval"),
         ("['slo:target_margin=1.5']", 10, "parameters.config.values[0]", "target_margin"),
         ("['slo:objective=p95']", 10, "parameters.config.values[0]", "objective"),
+        ("['slo:signals=exact']", 10, "parameters.config.values[0]", "deployable or oracle"),
         ("['oracle:request_attainment=1']", 10, "parameters.config.values[0]", "attainment"),
         ("['keda:queue']", 10, "parameters.config.values[0]", "KNOB=VALUE"),
     ],

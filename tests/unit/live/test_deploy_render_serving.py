@@ -102,7 +102,7 @@ def test_trigger_metadata_is_what_the_scaler_reads(tmp_path: Path) -> None:
     assert (config.namespace, config.deployment) == ("llm", "llm-engine")
     assert (config.min_replicas, config.max_replicas) == (1, 5)
     assert config.slo.ttft_p90_s == 1.0
-    assert config.queries.ready_replicas.startswith("kube_statefulset_status_replicas_ready{")
+    assert config.replica_queries.ready.startswith("kube_statefulset_status_replicas_ready{")
     assert "vllm:num_incoming_requests_total" in config.queries.arrival_rate
     spec = InferenceServerSpec(kind="vllm", model="Llama-3.1-8B", served_model_name="x")
     built = engine_for_gpu(spec, get_gpu_model("H100-80GB"))

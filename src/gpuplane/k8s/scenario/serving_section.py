@@ -18,6 +18,7 @@ from gpuplane.twin.scenario.serving import Service, ServingSection
 from gpuplane.twin.scenario.serving_spec import (
     ServiceSpec,
     ServingSpec,
+    SignalSource,
     SloScalerSpec,
     TrafficSpec,
 )
@@ -134,7 +135,13 @@ def serving_spec(
         except InputError as err:
             raise relocate(err, str(scenario), line_of, f"{where}.settings") from None
         scalers.append(
-            SloScalerSpec(entry.service, entry.min_replicas, entry.max_replicas, settings)
+            SloScalerSpec(
+                entry.service,
+                entry.min_replicas,
+                entry.max_replicas,
+                settings,
+                SignalSource(entry.signals),
+            )
         )
     cold = section.cold_start
     return ServingSpec(

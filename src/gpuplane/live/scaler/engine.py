@@ -18,7 +18,7 @@ from gpuplane.autoscaler.keda.replica_metric import metric_for
 from gpuplane.autoscaler.slo.scaler import decide
 from gpuplane.live.scaler.metadata import ScalerConfig, parse_metadata
 from gpuplane.live.scaler.prom_api import PromApi, PromSettings
-from gpuplane.live.scaler.readings import grid, read
+from gpuplane.live.scaler.readings import read
 from gpuplane.live.scaler.snapshot import pool_snapshot, track_loading
 from gpuplane.live.scaler.state import Evaluation, ObjectState
 
@@ -73,17 +73,13 @@ class ScalerEngine:
 
     async def _decide(self, state: ObjectState, now: float) -> Evaluation:
         config = state.config
-        readings = await read(config, self._api(config), now, state.rates)
-        times = grid(now, config.settings.sync_period_s)
-        state.rates.update(readings.arrivals)
-        state.forget_before(times[0])
-        if readings.prompt_tokens is not None and readings.output_tokens is not None:
-            state.mix = (readings.prompt_tokens, readings.output_tokens)
+        readings = await read(config, self._api(config), now, state.signals)
+        state.signals = readings.memory
         loading = max(0, readings.current - readings.ready)
         state.loading_starts = track_loading(state.loading_starts, loading, now)
-        arrivals = tuple(state.rates.get(t, 0.0) for t in times)
+        ready = min(readings.ready, readings.current)
         snap = pool_snapshot(
-            config, readings, arrivals, state.loading_starts, state.memory, now, state.mix
+            config, ready, readings.signals, state.loading_starts, state.memory, now
         )
         pool = decide(snap, config.settings).pools[0]
         state.memory = pool.memory

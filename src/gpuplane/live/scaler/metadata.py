@@ -12,17 +12,29 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import TypeVar
 from urllib.parse import urlsplit
 
 from gpuplane.autoscaler.keda.model import GO_FALSE, GO_TRUE
 from gpuplane.autoscaler.slo.analytic import AnalyticCapacity
 from gpuplane.autoscaler.slo.capacity import PoolRole, SloTargets
+from gpuplane.autoscaler.slo.queries import SignalQueries, default_queries
 from gpuplane.autoscaler.slo.settings import SloScalerSettings, settings_from_dict
 from gpuplane.core.duration import parse_duration_s
 from gpuplane.core.errors import InputError
-from gpuplane.live.scaler.queries import QUERY_KEYS, Queries, default_queries
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p.replace("p90", "P90").replace("p99", "P99").title() for p in rest)
+
+
+SIGNAL_KEYS = {f"{_camel(f.name)}Query": f.name for f in fields(SignalQueries)}
+"""Metadata key -> signal query: ``arrivalRateQuery``, ``waitingQuery``, ``ttftP90Query``, ...
+(``{q}`` in ``promptQuantileQuery`` is replaced by each quantile)."""
+REPLICA_KEYS = {"readyReplicasQuery": "ready", "specReplicasQuery": "spec"}
+QUERY_KEYS = {**SIGNAL_KEYS, **REPLICA_KEYS}
 
 KEDA_KEYS = frozenset(
     {"scalerAddress", "enableTLS", "unsafeSsl", "caCert", "tlsClientCert", "tlsClientKey"}
@@ -69,6 +81,15 @@ DEFAULT_METRIC_NAME = "slo-replicas"
 T = TypeVar("T")
 
 
+@dataclass(frozen=True, slots=True)
+class ReplicaQueries:
+    """The Deployment's Ready and ``spec.replicas`` counts (kube-state-metrics by default): the
+    twin knows its pods and does not run these."""
+
+    ready: str
+    spec: str
+
+
 class MetadataError(ValueError):
     """The trigger's metadata cannot configure the scaler (the message says which key)."""
 
@@ -87,7 +108,8 @@ class ScalerConfig:
     slo: SloTargets
     role: PoolRole
     metric_name: str
-    queries: Queries
+    queries: SignalQueries
+    replica_queries: ReplicaQueries
     settings: SloScalerSettings
     timeout_s: float = 5.0
     retries: int = 2
@@ -235,6 +257,25 @@ def _role(meta: Mapping[str, str]) -> PoolRole:
         raise MetadataError(f"scalerMetadata role={raw!r}: expected one of {valid}") from None
 
 
+def _queries(
+    meta: Mapping[str, str], selector: str, ns: str, name: str
+) -> tuple[SignalQueries, ReplicaQueries]:
+    """The default queries (``autoscaler.slo.queries``: completions as the arrival rate unless
+    ``arrivalRateQuery`` names a router's counter) with the metadata's ``<field>Query``
+    overrides."""
+    given = {k: meta[k].strip() for k in QUERY_KEYS if meta.get(k, "").strip()}
+    kube = f'{{namespace="{ns}",deployment="{name}"}}'
+    signals = replace(
+        default_queries(selector),
+        **{SIGNAL_KEYS[k]: v for k, v in given.items() if k in SIGNAL_KEYS},
+    )
+    replicas = ReplicaQueries(
+        given.get("readyReplicasQuery", f"kube_deployment_status_replicas_ready{kube}"),
+        given.get("specReplicasQuery", f"kube_deployment_spec_replicas{kube}"),
+    )
+    return signals, replicas
+
+
 def parse_metadata(meta: Mapping[str, str], namespace: str) -> ScalerConfig:
     """Validate a trigger's metadata for the ScaledObject in ``namespace``."""
     own = _normalise(meta)
@@ -247,6 +288,7 @@ def parse_metadata(meta: Mapping[str, str], namespace: str) -> ScalerConfig:
     if lo > hi:
         raise MetadataError(f"scalerMetadata minReplicas {lo} is above maxReplicas {hi}")
     selector = own.get("podSelector", f'namespace="{ns}"')
+    queries, replica_queries = _queries(own, selector, ns, name)
     return ScalerConfig(
         namespace=ns,
         deployment=name,
@@ -261,7 +303,8 @@ def parse_metadata(meta: Mapping[str, str], namespace: str) -> ScalerConfig:
         ),
         role=_role(own),
         metric_name=own.get("metricName", DEFAULT_METRIC_NAME) or DEFAULT_METRIC_NAME,
-        queries=default_queries(selector, ns, name).replaced(own),
+        queries=queries,
+        replica_queries=replica_queries,
         settings=settings,
         timeout_s=_positive_duration(own, "prometheusTimeout", 5.0),
         retries=_count(own, "prometheusRetries", 2, 0),

@@ -1,4 +1,5 @@
-"""Readings and remembered state -> the ``SloSnapshot`` the twin's scaler decides on.
+"""Signals, replica counts and remembered state -> the ``SloSnapshot`` the twin's scaler decides
+on.
 
 The Deployment's pods that are not Ready are loading; Prometheus does not say when each started,
 so the scaler remembers when it first saw each one (``track_loading``): a replica loading for
@@ -16,7 +17,6 @@ from gpuplane.autoscaler.slo.snapshot import (
     SloSnapshot,
 )
 from gpuplane.live.scaler.metadata import ScalerConfig
-from gpuplane.live.scaler.readings import Readings
 
 
 def track_loading(starts: tuple[float, ...], loading: int, now_s: float) -> tuple[float, ...]:
@@ -29,28 +29,14 @@ def track_loading(starts: tuple[float, ...], loading: int, now_s: float) -> tupl
 
 def pool_snapshot(
     config: ScalerConfig,
-    readings: Readings,
-    arrival_rps: tuple[float, ...],
+    ready: int,
+    signals: PoolSignals,
     loading_starts: tuple[float, ...],
     memory: PoolMemory,
     now_s: float,
-    mix: tuple[float, float],
 ) -> SloSnapshot:
-    """The snapshot of one decision; ``mix`` is the (prompt, output) token means to use."""
-    ready = min(readings.ready, readings.current)
-    signals = PoolSignals(
-        arrival_rps=arrival_rps,
-        mean_prompt_tokens=mix[0],
-        mean_output_tokens=mix[1],
-        step_s=config.settings.sync_period_s,
-        num_requests_waiting=readings.waiting,
-        num_requests_running=readings.running,
-        kv_cache_usage=readings.kv_usage,
-        preemptions_per_s=readings.preemptions_per_s,
-        ttft_p90_s=readings.ttft_p90_s,
-        itl_p99_s=readings.itl_p99_s,
-        prompt_quantiles=readings.prompt_quantiles,
-    )
+    """The snapshot of one decision: the signals (``autoscaler.slo.signals``, as the twin's)
+    with the pool's replicas and the trigger's bounds, capacity and objective."""
     pool = PoolSnapshot(
         name=config.deployment,
         role=config.role,

@@ -1,6 +1,7 @@
 """What the scaler remembers per ScaledObject between decisions (the twin keeps the same memory
-on its ``_Scaler``): the decision's ``PoolMemory``, the arrival-rate history by grid time, when
-each loading replica was first seen, the request mix last seen, and the last evaluation (KEDA
+on its ``_Scaler``): the decision's ``PoolMemory``, the signals' ``SignalMemory`` (the
+arrival-rate history by grid time and the request mix last seen), when each loading replica was
+first seen, and the last evaluation (KEDA
 calls ``GetMetrics`` and then ``IsActive`` for one poll: both read one decision)."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from gpuplane.autoscaler.slo.decision import PoolDecision
+from gpuplane.autoscaler.slo.signals import SignalMemory
 from gpuplane.autoscaler.slo.snapshot import PoolMemory
 from gpuplane.live.scaler.metadata import ScalerConfig
 
@@ -34,12 +36,7 @@ class Evaluation:
 class ObjectState:
     config: ScalerConfig
     memory: PoolMemory = field(default_factory=PoolMemory)
-    rates: dict[float, float] = field(default_factory=dict)
+    signals: SignalMemory = field(default_factory=SignalMemory)
     loading_starts: tuple[float, ...] = ()
-    mix: tuple[float, float] = (0.0, 0.0)
     last: Evaluation | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-
-    def forget_before(self, t_s: float) -> None:
-        for old in [t for t in self.rates if t < t_s]:
-            del self.rates[old]

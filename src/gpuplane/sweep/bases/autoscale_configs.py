@@ -38,7 +38,7 @@ KNOBS: dict[str, tuple[str, ...]] = {
     "keda": ("queue", "kv", *_KEDA_COMMON),
     "keda-queue": ("queue", *_KEDA_COMMON),
     "keda-ttft": ("ttft", *_KEDA_COMMON),
-    "slo": tuple(SloScalerSettings.model_fields),
+    "slo": (*SloScalerSettings.model_fields, "signals"),  # signals: deployable | oracle
     "oracle": ("objective", "request_attainment", "target_margin"),
 }
 _UP = re.compile(r"^(\d+)(pods|percent)/(\d+)s$")
@@ -157,10 +157,21 @@ def keda_object(so: ScaledObjectIn, config: Config, field: str) -> ScaledObjectI
         ) from None
 
 
+def slo_signals(base: str, config: Config, field: str) -> str:
+    """The ``signals`` knob (the scaler spec's, not a setting): ``deployable`` or ``oracle``."""
+    value = str(config.knob("signals", base))
+    if value not in ("deployable", "oracle"):
+        raise _error(
+            f"SLO scaler {config_text(config)}: signals={value!r}", "deployable or oracle", field
+        )
+    return value
+
+
 def slo_settings(base: SloScalerSettings, config: Config, field: str) -> SloScalerSettings:
     """The scenario's SLO scaler settings with the configuration's knobs, checked."""
+    knobs = {k: v for k, v in config.knobs if k != "signals"}
     try:
-        return validate_model(SloScalerSettings, {**base.model_dump(), **dict(config.knobs)})
+        return validate_model(SloScalerSettings, {**base.model_dump(), **knobs})
     except InputError as exc:
         raise _error(
             f"SLO scaler settings {config_text(config)}: {exc.location.field}: {exc.problem}",

@@ -44,12 +44,14 @@ from gpuplane.sweep.bases.autoscale_configs import (
     oracle_targets,
     parse_config,
     slo_settings,
+    slo_signals,
 )
 from gpuplane.sweep.engine.checks import settings_at
 from gpuplane.sweep.engine.point import Cell, Point, Value
 from gpuplane.sweep.engine.spec import ParameterSpec
 from gpuplane.twin.autoscale_bench import Bench, run_figures, run_instrumented
 from gpuplane.twin.build import simulation_from_spec
+from gpuplane.twin.scenario.serving_spec import SignalSource
 from gpuplane.twin.scenario.spec import ScenarioSpec
 
 KNOBS = ("trace", "cold_start", "config", "seed")
@@ -183,7 +185,9 @@ class AutoscalingBase:
             return replace(spec, serving=replace(spec.serving, slo_scalers=()))
         (scaler,) = spec.serving.slo_scalers
         settings = slo_settings(scaler.settings, config, field)
-        serving = replace(spec.serving, slo_scalers=(replace(scaler, settings=settings),))
+        signals = SignalSource(slo_signals(scaler.signals.value, config, field))
+        scaler = replace(scaler, settings=settings, signals=signals)
+        serving = replace(spec.serving, slo_scalers=(scaler,))
         return replace(spec, serving=serving)
 
     def spec_for(self, config: Config, trace: str, cold: str, field: str) -> ScenarioSpec:

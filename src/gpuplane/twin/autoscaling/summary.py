@@ -32,13 +32,15 @@ class AutoscalingSummary:
 @dataclass(frozen=True, slots=True)
 class SloScalerSummary:
     """Scale events, the highest count asked for, and the observed-over-predicted latency ratios
-    the scaler ended with (near 1: the capacity model describes the engines)."""
+    the scaler ended with (near 1: the capacity model describes the engines), and where its
+    signals came from (``deployable`` or ``oracle``: ``SignalSource``)."""
 
     service: str
     scale_events: int
     max_replicas: int
     ttft_correction: float
     itl_correction: float
+    signals: str = "deployable"
 
     def as_dict(self) -> dict[str, Any]:
         return fields_dict(self)

@@ -3,6 +3,8 @@ reads it)."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpuplane.serving.routing.registry import RouterName
@@ -85,6 +87,11 @@ class SloScalerEntry(_Model):
     max_replicas: int = Field(default=16, ge=1)
     settings: dict[str, object] = Field(
         default_factory=dict, description="SloScalerSettings fields (see docs/autoscaling.md)."
+    )
+    signals: Literal["deployable", "oracle"] = Field(
+        default="deployable",
+        description="deployable: the KEDA external scaler's queries only; oracle: also what "
+        "only the twin knows (true arrivals, exact prompt quantiles, burstiness)",
     )
 
     @model_validator(mode="after")

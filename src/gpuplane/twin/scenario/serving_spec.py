@@ -10,6 +10,7 @@ is image pull (once per node and image) + weight loading (weights per GPU / stor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 
@@ -85,6 +86,21 @@ class ServingSpec:
     cold_start: ColdStart = field(default_factory=ColdStart)
 
 
+class SignalSource(StrEnum):
+    """Where the twin's SLO scaler reads its signals from.
+
+    ``deployable``: only the queries the KEDA external scaler runs on a real Prometheus
+    (``autoscaler.slo.queries``), so the run shows what ``deploy render serving`` installs.
+    ``oracle``: those, with what only the twin knows put in their place: the arrivals per sync
+    period counted from the request stream (not a 1-minute rate of a scraped counter), the token
+    means and eight exact prompt-length quantiles of the last five minutes' arrivals (not the
+    histograms of finished requests), and the arrivals' burstiness (c_a²).
+    """
+
+    DEPLOYABLE = "deployable"
+    ORACLE = "oracle"
+
+
 @dataclass(frozen=True, slots=True)
 class SloScalerSpec:
     """gpuplane's SLO-aware scaler on a service's Deployment."""
@@ -93,3 +109,4 @@ class SloScalerSpec:
     min_replicas: int = 1
     max_replicas: int = 16
     settings: SloScalerSettings = field(default_factory=SloScalerSettings)
+    signals: SignalSource = SignalSource.DEPLOYABLE

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from gpuplane.autoscaler.slo.queries import HISTORY_STEPS
+from gpuplane.autoscaler.slo.signals import history_grid as grid
 from gpuplane.live.scaler.metadata import MetadataError, parse_metadata
 from gpuplane.live.scaler.prom_api import PromErrorKind, PrometheusError, read_result
-from gpuplane.live.scaler.readings import HISTORY_STEPS, grid
 from gpuplane.live.scaler.snapshot import track_loading
 
 
@@ -63,7 +64,7 @@ def test_metadata_defaults_and_from_env_keys() -> None:
     assert config.cold_start_s == 120.0 and config.min_replicas == 1
     assert config.slo.itl_p99_s == pytest.approx(0.15) and config.slo.ttft_p90_s == 2.0
     assert config.queries.waiting == "sum(q)"
-    assert 'namespace="other",deployment="qwen"' in config.queries.spec_replicas
+    assert 'namespace="other",deployment="qwen"' in config.replica_queries.spec
 
 
 def test_metadata_needs_the_capacity_figures() -> None:
