@@ -24,8 +24,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from autoscale_frontier import as_row, finished, markdown, plot, points_table
-from gpuplane.sweep.bases.registry import bases
 from gpuplane.sweep import load_sweep
+from gpuplane.sweep.bases.registry import bases
 
 ROOT = Path(__file__).resolve().parents[1]
 BEFORE = "837de07:docs/autoscale_frontier_points.md"  # the last full run (before issue 25)

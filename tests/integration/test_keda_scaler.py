@@ -20,7 +20,6 @@ import pytest
 from google.protobuf.message import Message
 from grpc import aio
 from grpc_health.v1 import health_pb2
-from tests.integration.fake_prometheus import FakePrometheus
 
 from gpuplane.autoscaler.hpa.metrics import MetricsSnapshot
 from gpuplane.autoscaler.hpa.replica_calculator import Tolerances, external_per_pod_replicas
@@ -36,6 +35,7 @@ from gpuplane.live.scaler.keda_grpc.externalscaler_pb2 import (
 )
 from gpuplane.live.scaler.metadata import ReplicaQueries, parse_metadata
 from gpuplane.live.scaler.server import RunningScaler, ServerOptions, start
+from tests.integration.fake_prometheus import FakePrometheus
 
 pytestmark = pytest.mark.integration
 
