@@ -18,6 +18,7 @@ from gpuplane.live.extender.binder import Binder
 from gpuplane.live.extender.live_feed import Feed
 from gpuplane.live.extender.service import Loader, ServeConfig, make_app
 from gpuplane.live.extender.state import ExtenderState
+from tests.integration.loopback import listen
 
 
 @contextmanager
@@ -35,12 +36,7 @@ def serving(
     started = threading.Event()
 
     async def start() -> None:
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server
-        assert isinstance(server, asyncio.Server)
-        port.append(server.sockets[0].getsockname()[1])
+        port.append(await listen(runner))
         started.set()
 
     def main() -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 
 from aiohttp import web
+
+from tests.integration.loopback import listen
 
 Answer = float | None | list[float] | str
 """A number (one-element vector), None (empty vector), several numbers (a vector of several
@@ -45,12 +46,7 @@ class FakePrometheus:
         app = web.Application()
         app.router.add_get("/api/v1/query", self._query)
         self.runner = web.AppRunner(app)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server
-        assert isinstance(server, asyncio.Server)
-        self.port = server.sockets[0].getsockname()[1]
+        self.port = await listen(self.runner)
 
     async def stop(self) -> None:
         if self.runner is not None:

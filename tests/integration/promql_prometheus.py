@@ -6,7 +6,6 @@ samples with their labels, values as strings the way Go's ``strconv.FormatFloat(
 
 from __future__ import annotations
 
-import asyncio
 import math
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -15,6 +14,7 @@ from aiohttp import web
 
 from gpuplane.autoscaler.promql import Scalar, evaluate
 from gpuplane.core.tsdb import SeriesStore
+from tests.integration.loopback import listen
 
 
 def go_float(value: float) -> str:
@@ -59,12 +59,7 @@ class PromqlPrometheus:
         app = web.Application()
         app.router.add_get("/api/v1/query", self._query)
         self.runner = web.AppRunner(app)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server
-        assert isinstance(server, asyncio.Server)
-        self.port = server.sockets[0].getsockname()[1]
+        self.port = await listen(self.runner)
 
     async def stop(self) -> None:
         if self.runner is not None:
