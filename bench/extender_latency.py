@@ -72,9 +72,8 @@ from gpuplane.live.extender.wire import (
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.integration.extender_server import serving
-
 from cluster_dump import large_cluster
+from tests.integration.extender_server import serving
 
 ROOT = Path(__file__).resolve().parents[1]
 

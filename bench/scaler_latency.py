@@ -28,11 +28,10 @@ from grpc import aio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.integration.fake_prometheus import FakePrometheus
-from tests.integration.test_keda_scaler import Clock, Keda, load, metadata, ref
-
 from gpuplane.live.scaler.engine import ScalerEngine
 from gpuplane.live.scaler.server import ServerOptions, start
+from tests.integration.fake_prometheus import FakePrometheus
+from tests.integration.test_keda_scaler import Clock, Keda, load, metadata, ref
 
 
 def _pct(samples: list[float], q: float) -> float:

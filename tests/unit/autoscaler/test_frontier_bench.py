@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from bench import autoscale_frontier as fb
 
+from bench import autoscale_frontier as fb
 from gpuplane.sweep import load_sweep
 from gpuplane.sweep.bases.registry import bases
 

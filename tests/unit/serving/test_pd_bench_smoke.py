@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from bench import pd_disaggregation as pdb
 
+from bench import pd_disaggregation as pdb
 from gpuplane.serving.routing.outcome import RequestOutcome, Status
 from gpuplane.serving.traffic.azure import load_azure_trace
 from gpuplane.serving.traffic.trace import Trace

@@ -6,10 +6,10 @@ import math
 from collections import Counter
 
 import pytest
-from bench import mig_planner as bench
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench import mig_planner as bench
 from gpuplane.serving.models import default_catalog
 from gpuplane.slicing.mig.catalog import get_mig_gpu
 from gpuplane.slicing.mig.layout import layout_violations
