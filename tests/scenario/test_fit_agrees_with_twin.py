@@ -162,6 +162,13 @@ def _compare_kubelet(
     probes.append(_probe("probe-cpu", _cpu_only(), cluster.now))
     fit_nodes = {n.name: n for n in projected.nodes}
     for node in cluster.store.nodes.values():
+        # The projection names no pod's exclusive CPUs (the API does not), and fit replays none
+        # for pods that name their GPUs: they must be none, or the static CPU manager's verdicts
+        # could differ for reasons the probes below do not reach.
+        cpus = sorted(c for held in node.exclusive_cpus.values() for c in held)
+        if cpus != sorted(view.holdings[node.name].taken_cpus):
+            fit_cpus = sorted(view.holdings[node.name].taken_cpus)
+            out.kubelet.append(f"{at} {node.name} exclusive CPUs: twin {cpus} fit {fit_cpus}")
         for pod in probes:
             if not _fits_by_count(cluster, node, pod):
                 continue
