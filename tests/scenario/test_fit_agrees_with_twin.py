@@ -52,8 +52,8 @@ SCENARIOS = {
 }
 SEEDS = (0, 7)
 # Three instants: 10, 20 and 30 simulated minutes (the pods bound, the serving fleets up and
-# scaling, the example's first Jobs done); longer runs cost more than the checks (the SLO
-# example's engines dominate).
+# scaling); the runs cost far more than the checks (the SLO example's engines dominate), so
+# they stop there.
 UNTIL_S, STEPS = 30 * 60.0, 3
 PROBE_GPUS = (1, 2, 4, 8)
 GIB = 2**30

@@ -19,8 +19,9 @@ them, so that one cluster state can be asked both ways and the answers compared
 - PodGroups with their member counts as Coscheduling counts them, and the DRA snapshot the
   scheduler would read.
 
-Not projected: what the twin alone knows and the API does not carry (the static CPU manager's
-exclusive CPUs per pod, fractional GPU shares, unhealthy GPUs beyond the advertised count).
+Not projected: what the twin alone knows and the API does not carry: the static CPU manager's
+exclusive CPUs per pod, fractional GPU shares (``gpuplane.io/gpu-milli``), and which GPU is
+unhealthy (the API shows only the advertised count, so fit takes the first ones as healthy).
 """
 
 from __future__ import annotations
