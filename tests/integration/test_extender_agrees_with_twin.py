@@ -1,7 +1,7 @@
 """The extender and the twin's kubelet give one verdict: a small twin run (DGX-like 4+4 NUMA
 nodes under single-numa-node with the static CPU manager) leaves its GPUs fragmented; the
-cluster at that instant (the twin's nodes and bound pods) becomes fit's values, and for pending
-pods of every GPU count the extender keeps exactly the nodes where the twin's kubelet
+cluster at that instant becomes fit's values (``twin.fit_projection.project_cluster``), and for
+pending pods of every GPU count the extender keeps exactly the nodes where the twin's kubelet
 (``NodeAdmission.admit``, as if the pod were bound there) admits the pod, and fails with a NUMA
 reason exactly those where it answers ``TopologyAffinityError``.
 
@@ -20,14 +20,13 @@ from gpuplane.api.resources import NVIDIA_GPU
 from gpuplane.fit.extender.decide import filter_nodes
 from gpuplane.fit.extender.needs import GpuNeeds
 from gpuplane.fit.extender.view import make_view
-from gpuplane.fit.model import FitCluster, FitNode, FitPod
 from gpuplane.fit.resources import pod_requests
 from gpuplane.fit.workload_objects import DeploymentSpec, PodTemplate
 from gpuplane.kubelet.config import CpuManagerPolicy, KubeletConfig
 from gpuplane.kubelet.topology_manager.policy import PolicyName
-from gpuplane.topology.gfd_hardware import InferredHardware
-from gpuplane.twin.cluster.objects import Node, Pod
+from gpuplane.twin.cluster.objects import Pod
 from gpuplane.twin.cluster.qos import qos_class
+from gpuplane.twin.fit_projection import project_cluster
 from gpuplane.twin.kubelet.admission import NodeAdmission
 from gpuplane.twin.scenario.spec import Workload
 from gpuplane.twin.scheduling.snapshot import SnapshotBuilder
@@ -56,39 +55,6 @@ def _run() -> RecordedSimulation:
     return sim
 
 
-def _fit_node(node: Node) -> FitNode:
-    hardware = InferredHardware(node.topology, "the twin's node", exact=True)
-    # The twin keeps whole GPUs as devices, not in ``allocatable``; the API's Node has them there.
-    allocatable = dict(node.allocatable) | {NVIDIA_GPU: node.num_gpus}
-    return FitNode(
-        node.name,
-        dict(node.labels),
-        tuple(node.taints),
-        node.unschedulable,
-        allocatable,
-        hardware,
-        kubelet=node.kubelet,
-    )
-
-
-def _fit_cluster(sim: RecordedSimulation) -> FitCluster:
-    builder = SnapshotBuilder(sim.cluster)
-    store = sim.cluster.store
-    pods = tuple(
-        FitPod(
-            builder.pod_info(p),
-            p.node_name,
-            str(p.phase),
-            p.started_s or 0.0,
-            gpu_ids=p.gpu_ids,
-        )
-        for p in sorted(store.pods.values(), key=lambda p: p.created_s)
-        if p.holds_resources
-    )
-    nodes = tuple(_fit_node(n) for n in store.nodes.values())
-    return FitCluster(nodes, pods, now_s=sim.cluster.now)
-
-
 def _probe(gpus: int, now_s: float) -> Pod:
     template: PodTemplate = guaranteed(gpus)
     return Pod(
@@ -106,7 +72,7 @@ def test_filter_agrees_with_the_twins_kubelet_on_every_node() -> None:
     sim = _run()
     store = sim.cluster.store
     assert all(p.phase is PodPhase.RUNNING for p in store.pods.values() if p.is_active)
-    view = make_view(_fit_cluster(sim))
+    view = make_view(project_cluster(sim.cluster))
     admission = NodeAdmission(store)
     builder = SnapshotBuilder(sim.cluster)
     rejected_somewhere = admitted_somewhere = 0

@@ -170,7 +170,7 @@ class SnapshotBuilder:
             columns: _Static = (
                 tuple(store.node_order),
                 tuple(dict(node.labels) for node in nodes),
-                tuple(_taints(node) for node in nodes),
+                tuple(scheduler_taints(node) for node in nodes),
                 np.array([node.unschedulable for node in nodes], dtype=bool),
             )
             self._static = (self.c.generation, n, columns)
@@ -264,7 +264,9 @@ def _containers(pod: Pod) -> tuple[ContainerInfo, ...]:
     )
 
 
-def _taints(node: Node) -> tuple[Taint, ...]:
+def scheduler_taints(node: Node) -> tuple[Taint, ...]:
+    """The node's taints as the API shows them: a NotReady or lost node also carries
+    ``node.kubernetes.io/not-ready:NoSchedule`` (TaintNodesByCondition)."""
     if node.ready and not node.lost:
         return tuple(node.taints)
     return (NOT_READY_TAINT, *node.taints)
