@@ -137,7 +137,7 @@ def test_the_live_picker_routes_as_the_twin(
             assert live_state[1:] == twin_state[1:]
         got = picker.pick_pd(call.req, backends, call.now_s).decision
         if not pd:  # the twin reads what an engine holds only for the split
-            got = replace(got, cached_tokens=0)
+            got = got._replace(cached_tokens=0)
         assert got == call.route, (k, call.req.request_id)
     splits = sum(1 for c in calls if c.route.prefill_engine_id is not None)
     refused = sum(1 for c in calls if c.route.engine_id is None)

@@ -37,7 +37,7 @@ so the caller's stream advances exactly as if each decision had drawn its own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import NamedTuple
 
@@ -78,9 +78,9 @@ class EngineState(NamedTuple):
         return self.view[0]
 
 
-@dataclass(frozen=True, slots=True)
-class DispatchBook:
-    """The routing state the caller keeps, as this decision reads it."""
+class DispatchBook(NamedTuple):
+    """The routing state the caller keeps, as this decision reads it (a named tuple, as
+    ``EngineView``: one is made for every request)."""
 
     now_s: float
     rr_counter: int = 0
@@ -97,14 +97,22 @@ class DispatchPolicy:
     router: Router
     prefill_router: Router
     pd: PDSettings = DEFAULT_PD
+    # What each router reads (a router's needs do not change), taken once: they are asked for
+    # every request, and a router's ``needs`` may build its set anew each time.
+    needs: frozenset[str] = field(init=False, default=frozenset())
+    prefill_needs: frozenset[str] = field(init=False, default=frozenset())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "needs", self.router.needs)
+        object.__setattr__(self, "prefill_needs", self.prefill_router.needs)
 
 
-@dataclass(frozen=True, slots=True)
-class Route:
+class Route(NamedTuple):
     """Where a request goes: ``engine_id`` serves it (whole, or its decode half after
     ``prefill_engine_id`` computed its prompt); ``engine_id`` None with ``refusal`` and
     ``reason`` when nowhere. ``cached_tokens``: what the decode engine holds of the prompt
-    (the split's figure; 0 unless the caller gave it)."""
+    (the split's figure; 0 unless the caller gave it). A named tuple, as ``EngineView``: one is
+    made for every request."""
 
     engine_id: str | None
     reason: str = ""
@@ -135,11 +143,15 @@ def too_long_reason(req: Request, max_model_len: int) -> str:
 
 def candidates(
     engines: tuple[EngineState, ...], roles: tuple[Role, ...], need: int
-) -> tuple[list[EngineState], list[EngineState]]:
-    """The ready engines of these roles, and those of them with room for ``need`` tokens."""
-    ready = [e for e in engines if e[3] and e[1] in roles]
-    # Index access: this runs for every request over every engine.
-    return ready, [e for e in ready if need <= e[2]]
+) -> list[EngineState]:
+    """The ready engines of these roles with room for ``need`` tokens."""
+    # Index access and one pass: this runs for every request over every engine.
+    return [e for e in engines if e[3] and need <= e[2] and e[1] in roles]
+
+
+def ready_of(engines: tuple[EngineState, ...], roles: tuple[Role, ...]) -> list[EngineState]:
+    """The ready engines of these roles (asked only when none has room)."""
+    return [e for e in engines if e[3] and e[1] in roles]
 
 
 def _refused(req: Request, ready: list[EngineState]) -> Route:
@@ -170,20 +182,21 @@ def dispatch(
     req: Request, engines: tuple[EngineState, ...], book: DispatchBook, policy: DispatchPolicy
 ) -> Route:
     """Where ``req`` goes (``engines`` sorted by id; see the module docstring)."""
-    pd = any(e[1] != "both" for e in engines)
-    ready, fit = candidates(engines, DECODE if pd else WHOLE, room_needed(req))
+    pd = any([e[1] != "both" for e in engines])  # a list: cheaper than a generator here
+    roles = DECODE if pd else WHOLE
+    fit = candidates(engines, roles, room_needed(req))
     if not fit:
-        return _refused(req, ready)
+        return _refused(req, ready_of(engines, roles))
     decision = _decide(policy.router, req, fit, book, 0)
-    if decision.engine_id is None:
+    chosen = decision.engine_id
+    if chosen is None:
         return Route(None, decision.reason, refusal=Refusal.NO_READY_ENGINE, num_tie_breaks=1)
-    dest = next(e for e in fit if e.view[0] == decision.engine_id)
-    cached = dest.view.cached_tokens
-    whole = Route(dest.view[0], decision.reason, cached_tokens=cached, num_tie_breaks=1)
+    cached = next(e[0][8] for e in fit if e[0][0] == chosen)  # the view's cached_tokens
+    whole = Route(chosen, decision.reason, cached_tokens=cached, num_tie_breaks=1)
     if not pd:
         return whole
     # The prefill half generates one token: room for the prompt and one more.
-    _, prefills = candidates(engines, PREFILL, req.prompt_tokens + 1)
+    prefills = candidates(engines, PREFILL, req.prompt_tokens + 1)
     if not prefills or not should_disaggregate(req.prompt_tokens, cached, policy.pd):
         return whole
     # The prefill router sees the session recorded on the decode engine (as the caller's
@@ -191,16 +204,16 @@ def dispatch(
     seen = DispatchBook(
         book.now_s,
         book.rr_counter,
-        dest.view[0] if req.session_id else None,
+        chosen if req.session_id else None,
         book.total_blocks,
         book.prefill_total_blocks,
         book.tie_breaks,
     )
     pre = _decide(policy.prefill_router, prefill_request(req), prefills, seen, 1)
     if pre.engine_id is None:
-        return Route(dest.view[0], decision.reason, cached_tokens=cached, num_tie_breaks=2)
+        return Route(chosen, decision.reason, cached_tokens=cached, num_tie_breaks=2)
     return Route(
-        dest.view[0],
+        chosen,
         decision.reason,
         prefill_engine_id=pre.engine_id,
         cached_tokens=cached,

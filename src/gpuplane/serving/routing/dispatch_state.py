@@ -42,9 +42,7 @@ class TieBreaks:
 
 
 def uses_index(policy: DispatchPolicy) -> bool:
-    return NEEDS_PREFIX_INDEX in policy.router.needs or (
-        NEEDS_PREFIX_INDEX in policy.prefill_router.needs
-    )
+    return NEEDS_PREFIX_INDEX in policy.needs or NEEDS_PREFIX_INDEX in policy.prefill_needs
 
 
 class DispatchState:
@@ -79,7 +77,7 @@ class DispatchState:
         self, req: Request, now_s: float, policy: DispatchPolicy, chain: list[ChainEntry]
     ) -> DispatchBook:
         total = self.index.total_blocks(chain) if chain else 0
-        needs, pre_needs = policy.router.needs, policy.prefill_router.needs
+        needs, pre_needs = policy.needs, policy.prefill_needs
         return DispatchBook(
             now_s,
             self.rr,
@@ -97,10 +95,10 @@ class DispatchState:
         self.ties.consume(route.num_tie_breaks)
         if route.engine_id is None:
             return
-        self._record(req, route.engine_id, NEEDS_PREFIX_INDEX in policy.router.needs, chain)
+        self._record(req, route.engine_id, NEEDS_PREFIX_INDEX in policy.needs, chain)
         if route.prefill_engine_id is not None:
             pre = prefill_request(req)
-            record = NEEDS_PREFIX_INDEX in policy.prefill_router.needs
+            record = NEEDS_PREFIX_INDEX in policy.prefill_needs
             self._record(pre, route.prefill_engine_id, record, self.chain(pre, policy))
 
     def _record(self, req: Request, engine_id: str, record: bool, chain: list[ChainEntry]) -> None:

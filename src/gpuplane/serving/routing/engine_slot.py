@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from gpuplane.serving.engine.engine import Engine
+from gpuplane.serving.routing.dispatch import EngineState
 from gpuplane.serving.routing.router import EngineView, Role
 
 
@@ -24,6 +25,9 @@ class EngineSlot:
     view: EngineView | None = None
     view_version: int = -1
     view_due: float = math.inf  # the view stays valid for t <= view_due
+    # ``view`` as the dispatcher takes it (ready, with this engine's role and context), reused
+    # with the view for every request the engine holds none of.
+    state: EngineState | None = None
 
     @property
     def routable(self) -> bool:

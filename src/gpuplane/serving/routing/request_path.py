@@ -150,7 +150,7 @@ class RequestPath:
         are read (an engine that cannot is dropped by the dispatcher before a router reads a
         view, so its view is left empty)."""
         pd = self.pd_mode()
-        needs, pre_needs = self.router.needs, self.prefill_router.needs
+        needs, pre_needs = self.policy.needs, self.policy.prefill_needs
         prompt = req.prompt_tokens
         need, pre_need = room_needed(req), prompt + 1
         # What an engine holds of the prompt, for a router that reads it (precise prefix: the
@@ -171,18 +171,29 @@ class RequestPath:
             e, role = s.engine, s.role
             max_len = e.config.max_model_len
             prefill = role == "prefill"
-            if not s.routable or (pre_need if prefill else need) > max_len:
+            routable = s.ready and s.accepting
+            if not routable or (pre_need if prefill else need) > max_len:
                 empty = EngineView(e.engine_id, 0, 0, 0.0, s.outstanding)
-                out.append(tuple.__new__(EngineState, (empty, role, max_len, s.routable)))
+                out.append(tuple.__new__(EngineState, (empty, role, max_len, routable)))
                 continue
-            v = s.view
+            v, st = s.view, s.state
             if (
                 v is None
+                or st is None
                 or s.view_version != e.state_version
                 or s.view_due < now
                 or v[4] != s.outstanding
             ):
-                v = self._load_view(s, now)
+                # Read anew (request-independent fields; inlined, as this runs for every
+                # engine on every request) and remembered with the state_version and the
+                # time until which it holds.
+                waiting, running, used, total, bs, due = e.view(now)
+                v = tuple.__new__(  # EngineView(...) without the named tuple's __new__
+                    EngineView,
+                    (e.engine_id, waiting, running, used / total, s.outstanding, used, bs, 0, 0),
+                )
+                st = tuple.__new__(EngineState, (v, role, max_len, True))
+                s.view, s.state, s.view_version, s.view_due = v, st, e.state_version, due
             if prefill:
                 blocks = index.matched_blocks(v[0], chain) if look_pre else 0
                 cached = e.cached_prefix_tokens(pre_content, prompt) if ask_pre else 0
@@ -194,24 +205,11 @@ class RequestPath:
                     cached = self.state.estimated_cached_tokens(v[0], req, chain)
                 else:
                     cached = 0
-            if (look_pre or ask_pre) if prefill else (look_dec or ask or estimate):
+            if blocks or cached:  # else the request-independent view says it all (0 and 0)
                 v = tuple.__new__(EngineView, (*v[:7], blocks, cached))
-            out.append(tuple.__new__(EngineState, (v, role, max_len, True)))
+                st = tuple.__new__(EngineState, (v, role, max_len, True))
+            out.append(st)
         return tuple(out)
-
-    @staticmethod
-    def _load_view(s: EngineSlot, now: float) -> EngineView:
-        """The engine's request-independent view read anew (``_engine_states`` reuses the last
-        one while neither the engine's state_version nor ``outstanding`` changed and no decode
-        step started since), remembered with the state_version and the time it holds until."""
-        e = s.engine
-        waiting, running, used, total, bs, due = e.view(now)
-        v: EngineView = tuple.__new__(  # EngineView(...) without the named tuple's __new__
-            EngineView,
-            (e.engine_id, waiting, running, used / total, s.outstanding, used, bs, 0, 0),
-        )
-        s.view, s.view_version, s.view_due = v, e.state_version, due
-        return v
 
     def send(self, slot: EngineSlot, req: Request, t: float, external: int = 0) -> None:
         self.handle(slot, slot.engine.advance(t))
