@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from tests.integration.loopback import listen
+from tests.integration.loopback import QueryApi
 
 Answer = float | None | list[float] | str
 """A number (one-element vector), None (empty vector), several numbers (a vector of several
@@ -14,7 +14,7 @@ series), or a string sample value such as "NaN"."""
 
 
 @dataclass
-class FakePrometheus:
+class FakePrometheus(QueryApi):
     answers: dict[str, Answer] = field(default_factory=dict)
     status: int = 200
     queries: list[tuple[str, str]] = field(default_factory=list)
@@ -41,13 +41,3 @@ class FakePrometheus:
         result = self._vector(self.answers.get(query), at)
         body = {"status": "success", "data": {"resultType": "vector", "result": result}}
         return web.json_response(body)
-
-    async def start(self) -> None:
-        app = web.Application()
-        app.router.add_get("/api/v1/query", self._query)
-        self.runner = web.AppRunner(app)
-        self.port = await listen(self.runner)
-
-    async def stop(self) -> None:
-        if self.runner is not None:
-            await self.runner.cleanup()

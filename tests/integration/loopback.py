@@ -16,3 +16,24 @@ async def listen(runner: web.AppRunner) -> int:
     assert isinstance(server, asyncio.Server)
     port: int = server.sockets[0].getsockname()[1]
     return port
+
+
+class QueryApi:
+    """What the fake Prometheus servers share: their ``_query`` handler served at
+    Prometheus's ``/api/v1/query`` on a free loopback port (a mixin for their dataclasses)."""
+
+    runner: web.AppRunner | None
+    port: int
+
+    async def _query(self, request: web.Request) -> web.Response:
+        raise NotImplementedError
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_get("/api/v1/query", self._query)
+        self.runner = web.AppRunner(app)
+        self.port = await listen(self.runner)
+
+    async def stop(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()

@@ -14,7 +14,7 @@ from aiohttp import web
 
 from gpuplane.autoscaler.promql import Scalar, evaluate
 from gpuplane.core.tsdb import SeriesStore
-from tests.integration.loopback import listen
+from tests.integration.loopback import QueryApi
 
 
 def go_float(value: float) -> str:
@@ -27,7 +27,7 @@ def go_float(value: float) -> str:
 
 
 @dataclass
-class PromqlPrometheus:
+class PromqlPrometheus(QueryApi):
     store: SeriesStore
     fixed: dict[str, float] = field(default_factory=dict)
     queries: list[tuple[str, float]] = field(default_factory=list)
@@ -54,13 +54,3 @@ class PromqlPrometheus:
         self.queries.append((query, at_s))
         body = {"status": "success", "data": self._data(query, at_s)}
         return web.json_response(body)
-
-    async def start(self) -> None:
-        app = web.Application()
-        app.router.add_get("/api/v1/query", self._query)
-        self.runner = web.AppRunner(app)
-        self.port = await listen(self.runner)
-
-    async def stop(self) -> None:
-        if self.runner is not None:
-            await self.runner.cleanup()
