@@ -49,15 +49,24 @@ def share_candidates(gpu_left: IntArray, milli: int) -> tuple[IntArray, IntArray
     return row.astype(np.int64), gpu.astype(np.int64)
 
 
-def best_per_row(row: IntArray, gpu: IntArray, score: IntArray) -> tuple[IntArray, IntArray]:
-    """Per row (candidates sorted by row, then GPU): the best score and the lowest GPU index
-    reaching it. Every row from 0 to row.max() must have a candidate."""
+def best_per_row(
+    row: IntArray, gpu: IntArray, score: IntArray, num_rows: int
+) -> tuple[IntArray, IntArray]:
+    """Per row 0..num_rows-1 (candidates sorted by row, then GPU): the best score and the
+    lowest GPU index reaching it. A row without a candidate scores 0 with GPU -1: a node whose
+    filter passed on the node's sum (NodeResourcesFit counts ``gpuplane.io/gpu-milli`` over the
+    node, not per GPU) but where no single GPU can take a share pod; FGD's own filter would have
+    removed it, so the lowest score is the honest one."""
+    best = np.zeros(num_rows, dtype=np.int64)
+    best_gpu = np.full(num_rows, -1, dtype=np.int64)
+    if row.shape[0] == 0:
+        return best, best_gpu
     starts = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1])))
-    best = np.maximum.reduceat(score, starts)
-    is_best = score == best[row]
-    winners = np.flatnonzero(is_best)
-    _, first = np.unique(row[winners], return_index=True)
-    return best, gpu[winners[first]]
+    best[row[starts]] = np.maximum.reduceat(score, starts)
+    winners = np.flatnonzero(score == best[row])
+    rows, first = np.unique(row[winners], return_index=True)
+    best_gpu[rows] = gpu[winners[first]]
+    return best, best_gpu
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +122,7 @@ def fgd_scores(
     if idx.shape[0] == 0:
         return NodeScores(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
     cand = fgd_candidates(nodes, pod, idx, typical, frag)
-    best, best_gpu = best_per_row(cand.row, cand.gpu, sigmoid_score(cand.delta))
+    best, best_gpu = best_per_row(cand.row, cand.gpu, sigmoid_score(cand.delta), idx.shape[0])
     return NodeScores(best, best_gpu)
 
 

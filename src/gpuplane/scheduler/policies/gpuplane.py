@@ -109,7 +109,7 @@ def gpuplane_scores(
         gained = before - after
         relief = settings.relief_weight * np.maximum(0.0, gained)
         delta = delta + settings.strand_weight * (np.minimum(0.0, gained) + relief)
-    best, best_gpu = best_per_row(cand.row, cand.gpu, sigmoid_score(delta))
+    best, best_gpu = best_per_row(cand.row, cand.gpu, sigmoid_score(delta), idx.shape[0])
     return NodeScores(best, best_gpu)
 
 
