@@ -15,10 +15,10 @@ import aiohttp
 import pytest
 
 from gpuplane.live.emulator.kv_config import FailurePolicy, KvTransferConfig
-from gpuplane.live.emulator.kv_params import PREFILL_PARAMS
 from gpuplane.live.emulator.service import RUNTIME, make_app
 from gpuplane.live.emulator.settings import build
 from gpuplane.live.http.aiohttp_serve import serving
+from gpuplane.live.openai.kv_transfer import PREFILL_PARAMS
 from gpuplane.live.openai.text import segments_of, text_tokens
 from gpuplane.serving.models.catalog import resolve_model
 from gpuplane.serving.request import Request, RequestId

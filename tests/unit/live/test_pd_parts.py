@@ -10,10 +10,11 @@ from gpuplane.cli.main import run
 from gpuplane.core.errors import InputError
 from gpuplane.live.emulator.clock import ScaledClock
 from gpuplane.live.emulator.kv_config import KvTransferConfig, parse_kv_transfer_config
-from gpuplane.live.emulator.kv_params import PREFILL_PARAMS, read_kv_params
+from gpuplane.live.emulator.kv_params import read_kv_params
 from gpuplane.live.emulator.nixl import KvHolds, NixlConnector
 from gpuplane.live.emulator.nixl_metrics import NixlMetrics
 from gpuplane.live.openai.errors import ApiError
+from gpuplane.live.openai.kv_transfer import PREFILL_PARAMS
 from gpuplane.live.openai.text import segments_of, text_tokens
 from gpuplane.live.router.backends import Backend, EngineLoadScrape
 from gpuplane.live.router.picker import Picker

@@ -22,9 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpuplane.live.openai.errors import ApiError
-from gpuplane.live.openai.kv_transfer import PREFILL_PARAMS, REMOTE_KEYS
-
-__all__ = ["NONE", "PREFILL_PARAMS", "REMOTE_KEYS", "KvParams", "RemotePrefill", "read_kv_params"]
+from gpuplane.live.openai.kv_transfer import REMOTE_KEYS
 
 
 @dataclass(frozen=True, slots=True)

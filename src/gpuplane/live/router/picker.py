@@ -69,17 +69,14 @@ class Picker:
         self, req: Request, backends: list[Backend], chain: list[ChainEntry]
     ) -> tuple[EngineState, ...]:
         """The backends as the dispatcher sees them, sorted by URL."""
-        state = self.state
-        look = {
-            role: NEEDS_PREFIX_INDEX in router.needs
-            for role, router in (("dec", self.policy.router), ("pre", self.policy.prefill_router))
-        }
+        state, policy = self.state, self.policy
+        look_dec = NEEDS_PREFIX_INDEX in policy.needs
+        look_pre = NEEDS_PREFIX_INDEX in policy.prefill_needs
         out = []
         for b in sorted(backends, key=lambda b: b.url):
             load = b.load
-            blocks = state.prefix_blocks(b.url, req, chain)
-            if not look["pre" if b.role == "prefill" else "dec"]:
-                blocks = 0
+            look = look_pre if b.role == "prefill" else look_dec
+            blocks = state.prefix_blocks(b.url, req, chain) if look else 0
             view = EngineView(
                 b.url,
                 load.num_waiting,
