@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from abc import ABC, abstractmethod
 
 from aiohttp import web
 
@@ -18,15 +19,16 @@ async def listen(runner: web.AppRunner) -> int:
     return port
 
 
-class QueryApi:
+class QueryApi(ABC):
     """What the fake Prometheus servers share: their ``_query`` handler served at
     Prometheus's ``/api/v1/query`` on a free loopback port (a mixin for their dataclasses)."""
 
     runner: web.AppRunner | None
     port: int
 
+    @abstractmethod
     async def _query(self, request: web.Request) -> web.Response:
-        raise NotImplementedError
+        """Prometheus's instant-query answer for ``request``."""
 
     async def start(self) -> None:
         app = web.Application()
